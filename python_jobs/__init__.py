@@ -1,0 +1,1 @@
+"""PySpark jobs around the dbt project: ingest, sample generation, benchmarks and tools."""

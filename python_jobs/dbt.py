@@ -1,0 +1,62 @@
+"""Run dbt commands inside this Python process (and so inside its SparkSession)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from python_jobs.settings import PROJECT_DIR, Settings
+
+
+class DbtCommandError(RuntimeError):
+    """A dbt command failed; the message lists the failing nodes."""
+
+
+@dataclass(frozen=True)
+class DbtOutcome:
+    success: bool
+    result: Any
+    failures: list[str]
+
+
+def dbt_args(settings: Settings, command: Sequence[str], extra_vars: dict[str, Any] | None = None) -> list[str]:
+    dbt_vars: dict[str, Any] = {"schema_prefix": settings.schema_prefix}
+    dbt_vars.update(extra_vars or {})
+    return [
+        *command,
+        "--project-dir", str(settings.project_dir),
+        "--profiles-dir", str(PROJECT_DIR),
+        "--target", settings.target,
+        "--vars", json.dumps(dbt_vars),
+    ]
+
+
+def _failures(result: Any) -> list[str]:
+    failures: list[str] = []
+    for node_result in getattr(result, "results", None) or []:
+        status = str(getattr(node_result, "status", "")).lower()
+        if status in {"error", "fail", "runtimestatus.error", "teststatus.fail"} or status.endswith(
+            (".error", ".fail")
+        ):
+            node = getattr(node_result, "node", None)
+            name = getattr(node, "unique_id", "?")
+            failures.append(f"{name}: {getattr(node_result, 'message', '')}")
+    return failures
+
+
+def run_dbt(
+    settings: Settings,
+    command: Sequence[str],
+    extra_vars: dict[str, Any] | None = None,
+    check: bool = True,
+) -> DbtOutcome:
+    from dbt.cli.main import dbtRunner
+
+    res = dbtRunner().invoke(dbt_args(settings, command, extra_vars))
+    outcome = DbtOutcome(success=bool(res.success), result=res.result, failures=_failures(res.result))
+    if check and not outcome.success:
+        detail = "\n".join(outcome.failures) or str(res.exception or "see the dbt log above")
+        raise DbtCommandError(f"dbt {' '.join(command)} failed:\n{detail}")
+    return outcome

@@ -1,0 +1,64 @@
+"""One SparkSession per process, configured from the same profiles.yml target that dbt uses.
+
+dbt's ``session`` connection method calls ``SparkSession.builder.getOrCreate()``, so when the
+jobs start Spark first, dbt runs inside the same JVM: one start-up cost for ingest, dbt and
+checks, and one Derby metastore owner.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import yaml
+from pyspark.sql import SparkSession
+
+from python_jobs.settings import Settings
+
+PROFILE_NAME = "lineage_warehouse"
+
+
+def _env_var(name: str, default: str | None = None) -> str:
+    value = os.environ.get(name, default)
+    if value is None:
+        raise KeyError(f"environment variable {name} is required by profiles.yml and is not set")
+    return value
+
+
+def render_profiles(profiles_path: Path) -> dict[str, Any]:
+    """profiles.yml rendered the way dbt renders it (only ``env_var`` is needed there)."""
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined)
+    env.globals["env_var"] = _env_var
+    text = env.from_string(profiles_path.read_text()).render()
+    return yaml.safe_load(text)
+
+
+def target_spark_conf(settings: Settings, target: str | None = None) -> dict[str, str]:
+    profiles = render_profiles(settings.project_dir / "profiles.yml")[PROFILE_NAME]
+    name = target or settings.target
+    if name not in profiles["outputs"]:
+        raise KeyError(f"target {name!r} is not in profiles.yml (have: {sorted(profiles['outputs'])})")
+    params = profiles["outputs"][name].get("server_side_parameters", {})
+    conf = {str(key): str(value) for key, value in params.items()}
+    conf["spark.sql.ansi.enabled"] = "false"  # dbt-spark forces this; match it from the start
+    return conf
+
+
+def get_spark(settings: Settings, target: str | None = None) -> SparkSession:
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    settings.lineage_home.mkdir(parents=True, exist_ok=True)
+    builder = SparkSession.builder.enableHiveSupport()
+    for key, value in target_spark_conf(settings, target).items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("WARN")
+    return spark
+
+
+def ensure_schemas(spark: SparkSession, settings: Settings, layers: tuple[str, ...]) -> None:
+    for layer in layers:
+        spark.sql(f"create database if not exists {settings.schema(layer)}")

@@ -1,0 +1,84 @@
+"""Shared fixtures: one SparkSession and one warehouse folder for the whole test session.
+
+Spark costs ~20 s to start, so every test shares the JVM. Tests that need an empty warehouse
+take ``isolated_settings``: a fresh ``schema_prefix`` gives them their own copy of every layer
+(raw_, staging_, ...) inside the same metastore.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import re
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from python_jobs.settings import PROJECT_DIR
+
+SHARED_CORPUS = PROJECT_DIR.parent / "shared" / "corpus"
+_TEST_HOME = Path(tempfile.mkdtemp(prefix="lineage-tests-"))
+
+# Must be set before python_jobs.settings.load_settings() and before Spark starts.
+os.environ["LINEAGE_HOME"] = str(_TEST_HOME / "local")
+os.environ["LINEAGE_TARGET"] = "local"
+os.environ["LINEAGE_SCHEMA_PREFIX"] = ""
+os.environ["LINEAGE_LOCAL_MASTER"] = "local[2]"
+os.environ["LINEAGE_SHUFFLE_PARTITIONS"] = "4"
+os.environ["DBT_TARGET_PATH"] = str(_TEST_HOME / "dbt-target")
+os.environ["DBT_LOG_PATH"] = str(_TEST_HOME / "dbt-logs")
+os.environ["DBT_SEND_ANONYMOUS_USAGE_STATS"] = "false"
+os.environ["DBT_PROFILES_DIR"] = str(PROJECT_DIR)
+
+_prefix_counter = itertools.count(1)
+
+
+@pytest.fixture(scope="session")
+def test_home() -> Path:
+    return _TEST_HOME
+
+
+@pytest.fixture(scope="session")
+def settings():
+    from python_jobs.settings import load_settings
+
+    return load_settings()
+
+
+@pytest.fixture(scope="session")
+def spark(settings):
+    from python_jobs.spark import get_spark
+
+    session = get_spark(settings)
+    yield session
+    session.stop()
+
+
+@pytest.fixture()
+def isolated_settings(request, settings, spark):
+    """Settings with a schema prefix of their own: an empty copy of every warehouse layer."""
+    from python_jobs.settings import LAYERS
+    from python_jobs.spark import ensure_schemas
+
+    slug = re.sub(r"[^a-z0-9]+", "_", request.node.name.lower())[:30].strip("_")
+    scoped = settings.with_prefix(f"t{next(_prefix_counter)}_{slug}_")
+    ensure_schemas(spark, scoped, LAYERS)
+    return scoped
+
+
+@pytest.fixture(scope="session")
+def sample_warehouse(settings, spark):
+    """The main job (samples, dbt build, docs) run once on the default prefix; shared read-only."""
+    from python_jobs.commands.main import run_pipeline
+
+    run_pipeline(spark, settings, samples=True, docs=True)
+    return settings
+
+
+@pytest.fixture(scope="session")
+def shared_corpus() -> Iterator[Path]:
+    if not SHARED_CORPUS.is_dir():
+        pytest.skip(f"shared corpus not found at {SHARED_CORPUS} (it lives beside the project in ../shared)")
+    yield SHARED_CORPUS

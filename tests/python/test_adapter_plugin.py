@@ -1,0 +1,85 @@
+"""The spark_python adapter plugin: Python models run in the live SparkSession."""
+
+from __future__ import annotations
+
+import pytest
+
+from python_jobs.dbt import run_dbt
+
+ADAPTER_PROJECT = "tests/python/adapter_project"
+
+
+def _results_by_name(outcome) -> dict[str, object]:
+    return {result.node.name: result for result in outcome.result.results}
+
+
+@pytest.fixture(scope="module")
+def plugin_settings(settings, spark):
+    from dataclasses import replace
+
+    from python_jobs.settings import PROJECT_DIR
+
+    scoped = replace(settings.with_prefix("plugin_"), project_dir=PROJECT_DIR / ADAPTER_PROJECT)
+    return scoped
+
+
+@pytest.fixture(scope="module")
+def first_run(plugin_settings):
+    return run_dbt(plugin_settings, ["run"], extra_vars={"row_count": 5}, check=False)
+
+
+def test_adapter_is_the_plugin(first_run):
+    from dbt.adapters.factory import get_adapter_class_by_name
+
+    adapter_class = get_adapter_class_by_name("spark_python")
+    assert adapter_class.__name__ == "SparkPythonAdapter"
+    assert adapter_class.default_python_submission_method.fget is not None
+
+
+def test_python_table_model_builds_from_sql_model(first_run, spark):
+    results = _results_by_name(first_run)
+    assert str(results["doubled_py"].status) == "success"
+    rows = spark.table("plugin_plugin_check.doubled_py").orderBy("id").collect()
+    assert [(r.id, r.amount, r.doubled) for r in rows] == [(i, i * 10, i * 20) for i in range(5)]
+
+
+def test_failing_python_model_is_a_named_error_and_others_still_run(first_run):
+    results = _results_by_name(first_run)
+    failing = results["failing_py"]
+    assert str(failing.status) == "error"
+    assert "model.adapter_plugin_check.failing_py" in failing.message
+    assert "ValueError: intentional failure from failing_py" in failing.message
+    assert "explode_on_purpose" in failing.message  # the traceback names the user's function
+    assert not first_run.success
+    assert {name for name, r in results.items() if str(r.status) == "success"} == {
+        "numbers",
+        "doubled_py",
+        "append_py",
+        "orc_formatted_py",
+    }
+
+
+def test_file_format_config_is_honoured(first_run, spark):
+    def provider(table: str) -> str:
+        rows = spark.sql(f"describe table extended {table}").collect()
+        return next(r.data_type for r in rows if r.col_name == "Provider").lower()
+
+    assert provider("plugin_plugin_check.doubled_py") == "parquet"  # the default, not delta
+    assert provider("plugin_plugin_check.orc_formatted_py") == "orc"
+
+
+def test_incremental_python_model_appends_only_new_rows(first_run, plugin_settings, spark):
+    table = "plugin_plugin_check.append_py"
+    first = spark.table(table).collect()
+    assert sorted(r.id for r in first) == [0, 1, 2, 3, 4]
+    assert not any(r.loaded_incrementally for r in first)
+
+    second = run_dbt(plugin_settings, ["run", "--select", "numbers", "append_py"], extra_vars={"row_count": 8})
+    assert second.success
+    rows = spark.table(table).collect()
+    assert sorted(r.id for r in rows) == list(range(8))  # no duplicates: the filter read {{ this }}
+    assert sorted(r.id for r in rows if r.loaded_incrementally) == [5, 6, 7]
+
+    third = run_dbt(plugin_settings, ["run", "--select", "numbers", "append_py"], extra_vars={"row_count": 8})
+    assert third.success
+    assert spark.table(table).count() == 8
