@@ -1,0 +1,56 @@
+{#- Light renaming only; every column was parsed once at ingest. -#}
+with source_events as (
+    select
+        event_id,
+        ingest_seq,
+        event_kind,
+        event_type,
+        event_time,
+        event_time_has_offset,
+        run_id,
+        parent_run_id,
+        parent_job_namespace,
+        parent_job_name,
+        job_namespace,
+        job_name,
+        producer,
+        schema_url,
+        run_facets,
+        job_facets,
+        inputs,
+        outputs,
+        dataset,
+        event_bytes,
+        source_file,
+        source_line,
+        ingest_batch_id,
+        ingested_at
+    from {{ source('raw', 'lineage_events') }}
+)
+
+select
+    event_id,
+    ingest_seq,
+    event_kind,
+    upper(event_type) as event_type,
+    event_time,
+    event_time_has_offset,
+    lower(run_id) as run_id,
+    lower(parent_run_id) as parent_run_id,
+    parent_job_namespace,
+    parent_job_name,
+    job_namespace,
+    job_name,
+    producer,
+    schema_url,
+    run_facets,
+    job_facets,
+    inputs,
+    outputs,
+    dataset,
+    event_bytes,
+    source_file,
+    source_line,
+    ingest_batch_id,
+    ingested_at
+from source_events
