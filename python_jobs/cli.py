@@ -47,4 +47,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UserFacingError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-

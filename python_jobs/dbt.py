@@ -21,15 +21,21 @@ class DbtOutcome:
     failures: list[str]
 
 
-def dbt_args(settings: Settings, command: Sequence[str], extra_vars: dict[str, Any] | None = None) -> list[str]:
+def dbt_args(
+    settings: Settings, command: Sequence[str], extra_vars: dict[str, Any] | None = None
+) -> list[str]:
     dbt_vars: dict[str, Any] = {"schema_prefix": settings.schema_prefix}
     dbt_vars.update(extra_vars or {})
     return [
         *command,
-        "--project-dir", str(settings.project_dir),
-        "--profiles-dir", str(PROJECT_DIR),
-        "--target", settings.target,
-        "--vars", json.dumps(dbt_vars),
+        "--project-dir",
+        str(settings.project_dir),
+        "--profiles-dir",
+        str(PROJECT_DIR),
+        "--target",
+        settings.target,
+        "--vars",
+        json.dumps(dbt_vars),
     ]
 
 

@@ -13,7 +13,7 @@ def name_uuid(text: str) -> str:
 def _md5_v3(data: bytes) -> bytes:
     import hashlib
 
-    digest = bytearray(hashlib.md5(data).digest())  # noqa: S324 - the id format requires MD5
+    digest = bytearray(hashlib.md5(data).digest())
     digest[6] = (digest[6] & 0x0F) | 0x30
     digest[8] = (digest[8] & 0x3F) | 0x80
     return bytes(digest)

@@ -8,6 +8,7 @@ checks, and one Derby metastore owner.
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +57,18 @@ def get_spark(settings: Settings, target: str | None = None) -> SparkSession:
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
+    if not spark.sparkContext.master.startswith("local"):
+        ship_python_jobs(spark, settings)
     return spark
+
+
+def ship_python_jobs(spark: SparkSession, settings: Settings) -> None:
+    """Executors on a cluster must import python_jobs for UDFs defined in it; send them a zip."""
+    archive_base = settings.lineage_home / "python_jobs_dist"
+    archive = shutil.make_archive(
+        str(archive_base), "zip", root_dir=settings.project_dir, base_dir="python_jobs"
+    )
+    spark.sparkContext.addPyFile(archive)
 
 
 def ensure_schemas(spark: SparkSession, settings: Settings, layers: tuple[str, ...]) -> None:

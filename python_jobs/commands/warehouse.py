@@ -32,7 +32,9 @@ def table_fingerprint(spark: SparkSession, table: str) -> dict[str, object]:
     columns = [c for c in frame.columns if c not in VOLATILE_COLUMNS]
     row_hash = F.xxhash64(*[F.col(f"`{c}`").cast("string") for c in columns]) if columns else F.lit(0)
     # Summing per-row hashes makes the digest independent of row order and partitioning.
-    row = frame.select(F.count(F.lit(1)).alias("rows"), F.sum(row_hash.cast("decimal(38,0)")).alias("digest")).first()
+    row = frame.select(
+        F.count(F.lit(1)).alias("rows"), F.sum(row_hash.cast("decimal(38,0)")).alias("digest")
+    ).first()
     return {"rows": int(row["rows"]), "digest": str(row["digest"]), "columns": columns}
 
 

@@ -37,9 +37,13 @@ DATASET_REFERENCE = StructType(
 RAW_LINEAGE_EVENTS = StructType(
     [
         StructField("event_id", StringType(), nullable=False),  # deterministic hash of the canonical event
-        StructField("ingest_seq", LongType(), nullable=False),  # increases across ingest runs; ties broken by file, line
+        StructField(
+            "ingest_seq", LongType(), nullable=False
+        ),  # increases across ingest runs; ties broken by file, line
         StructField("event_kind", StringType(), nullable=False),  # RunEvent | DatasetEvent | JobEvent
-        StructField("event_type", StringType()),  # START, RUNNING, COMPLETE, ABORT, FAIL, OTHER; null for Dataset/JobEvent
+        StructField(
+            "event_type", StringType()
+        ),  # START, RUNNING, COMPLETE, ABORT, FAIL, OTHER; null for Dataset/JobEvent
         StructField("event_time", TimestampType()),  # UTC
         StructField("event_time_raw", StringType()),  # as sent
         StructField("event_time_has_offset", BooleanType()),  # false: no timezone in the input, taken as UTC

@@ -74,7 +74,9 @@ def test_incremental_python_model_appends_only_new_rows(first_run, plugin_settin
     assert sorted(r.id for r in first) == [0, 1, 2, 3, 4]
     assert not any(r.loaded_incrementally for r in first)
 
-    second = run_dbt(plugin_settings, ["run", "--select", "numbers", "append_py"], extra_vars={"row_count": 8})
+    second = run_dbt(
+        plugin_settings, ["run", "--select", "numbers", "append_py"], extra_vars={"row_count": 8}
+    )
     assert second.success
     rows = spark.table(table).collect()
     assert sorted(r.id for r in rows) == list(range(8))  # no duplicates: the filter read {{ this }}

@@ -1,6 +1,6 @@
 """The adapter: dbt-spark's SparkAdapter with the ``session`` Python submission method."""
 
-from typing import Any, Dict, Type
+from typing import Any
 
 from dbt.adapters.base import PythonJobHelper
 from dbt.adapters.base.impl import AdapterTrackingRelationInfo
@@ -35,8 +35,8 @@ class SparkPythonAdapter(SparkAdapter):
         return SESSION_METHOD
 
     @property
-    def python_submission_helpers(self) -> Dict[str, Type[PythonJobHelper]]:
-        helpers: Dict[str, Type[PythonJobHelper]] = dict(super().python_submission_helpers)
+    def python_submission_helpers(self) -> dict[str, type[PythonJobHelper]]:
+        helpers: dict[str, type[PythonJobHelper]] = dict(super().python_submission_helpers)
         helpers[SESSION_METHOD] = SessionPythonJobHelper
         return helpers
 

@@ -12,7 +12,7 @@ import linecache
 import time
 import traceback
 from dataclasses import dataclass
-from typing import Any, Dict, Optional
+from typing import Any
 
 from dbt.adapters.base import PythonJobHelper
 from dbt_common.exceptions import DbtRuntimeError
@@ -23,7 +23,7 @@ SESSION_METHOD = "session"
 @dataclass(frozen=True)
 class SessionSubmissionResult:
     seconds: float
-    rows_written: Optional[int] = None
+    rows_written: int | None = None
 
 
 def active_spark_session() -> Any:
@@ -45,7 +45,7 @@ def model_failure_message(model_name: str, error: BaseException) -> str:
 class SessionPythonJobHelper(PythonJobHelper):
     """Submission helper for ``submission_method: session`` (the default of this adapter)."""
 
-    def __init__(self, parsed_model: Dict[str, Any], credentials: Any) -> None:
+    def __init__(self, parsed_model: dict[str, Any], credentials: Any) -> None:
         self.parsed_model = parsed_model
         self.credentials = credentials
         self.model_name = str(parsed_model.get("alias") or parsed_model.get("name", "<unknown>"))
@@ -53,7 +53,7 @@ class SessionPythonJobHelper(PythonJobHelper):
 
     def submit(self, compiled_code: str) -> SessionSubmissionResult:
         started = time.monotonic()
-        namespace: Dict[str, Any] = {
+        namespace: dict[str, Any] = {
             "__name__": f"dbt_python_model_{self.model_name}",
             "spark": active_spark_session(),
         }
@@ -62,7 +62,7 @@ class SessionPythonJobHelper(PythonJobHelper):
         linecache.cache[filename] = (len(compiled_code), None, compiled_code.splitlines(True), filename)
         try:
             code = compile(compiled_code, filename, "exec")
-            exec(code, namespace)  # noqa: S102 - running the user's model is the point
-        except Exception as error:  # noqa: BLE001 - every model error must reach dbt
+            exec(code, namespace)
+        except Exception as error:
             raise DbtRuntimeError(model_failure_message(self.unique_id, error)) from error
         return SessionSubmissionResult(seconds=time.monotonic() - started)

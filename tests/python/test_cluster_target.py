@@ -1,0 +1,66 @@
+"""`--target cluster` against a real standalone master + worker gives the same warehouse as `local`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from python_jobs.commands.warehouse import warehouse_fingerprint
+from python_jobs.settings import PROJECT_DIR
+from python_jobs.standalone import standalone_cluster
+
+# Runs in its own process: a JVM's master can't change, and Derby allows one process per metastore.
+CLUSTER_JOB = """
+import json, sys
+from python_jobs.commands.main import run_pipeline
+from python_jobs.commands.warehouse import warehouse_fingerprint
+from python_jobs.settings import load_settings
+from python_jobs.spark import get_spark
+settings = load_settings()
+spark = get_spark(settings)
+assert spark.sparkContext.master.startswith("spark://"), spark.sparkContext.master
+run_pipeline(spark, settings, samples=True, docs=False)
+json.dump(warehouse_fingerprint(spark, settings), open(sys.argv[1], "w"))
+"""
+
+
+@pytest.mark.cluster
+def test_cluster_target_matches_local(sample_warehouse, spark, test_home, tmp_path):
+    local = warehouse_fingerprint(spark, sample_warehouse)
+    cluster_home = test_home / "cluster"
+    out = tmp_path / "cluster-fingerprint.json"
+    with standalone_cluster(tmp_path / "spark-standalone", worker_cores=2, worker_memory="3g") as cluster:
+        env = dict(
+            os.environ,
+            LINEAGE_TARGET="cluster",
+            SPARK_MASTER_URL=cluster.master_url,
+            LINEAGE_HOME=str(cluster_home),
+            LINEAGE_SHARED_WAREHOUSE=str(cluster_home / "warehouse"),
+            LINEAGE_DRIVER_MEMORY="2g",
+            PYSPARK_PYTHON=sys.executable,
+            PYSPARK_DRIVER_PYTHON=sys.executable,
+            DBT_TARGET_PATH=str(tmp_path / "dbt-target"),
+            DBT_LOG_PATH=str(tmp_path / "dbt-logs"),
+        )
+        job = subprocess.run(
+            [sys.executable, "-c", CLUSTER_JOB, str(out)],
+            cwd=PROJECT_DIR,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=1500,
+            check=False,
+        )
+        assert job.returncode == 0, f"cluster job failed:\n{job.stdout[-4000:]}\n{job.stderr[-6000:]}"
+        # The work really ran on the standalone worker, not in a local executor.
+        assert any((tmp_path / "spark-standalone" / "worker").glob("app-*")), (
+            "no application ran on the worker"
+        )
+    remote = json.loads(out.read_text())
+    assert remote.keys() == local.keys()
+    differing = {name for name in local if local[name] != remote[name]}
+    assert not differing, {name: (local[name], remote[name]) for name in sorted(differing)}
