@@ -26,7 +26,10 @@ GROUPS = {
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m python_jobs", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m python_jobs",
+        description="lineage-warehouse jobs: ingest, generate, benchmark and inspect, in one Spark session.",
+    )
     top = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     groups: dict[str, argparse._SubParsersAction] = {"": top}
     for name, help_text in GROUPS.items():

@@ -1,0 +1,1 @@
+"""Dataset schemas as Apache Arrow schemas: type mapping, serialization and change classification."""
