@@ -36,6 +36,8 @@ class PreviousEvent:
 EVENT_SCHEMA = pa.schema(
     [
         pa.field("dataset_uuid", pa.utf8()),
+        pa.field("namespace_name", pa.utf8()),
+        pa.field("dataset_name", pa.utf8()),
         pa.field("schema_version_uuid", pa.utf8()),
         pa.field("sequence_number", pa.int64()),
         pa.field("event_time", pa.timestamp("us", tz="UTC")),
@@ -43,13 +45,22 @@ EVENT_SCHEMA = pa.schema(
         pa.field("arrow_schema_json", pa.utf8()),
         pa.field("ddl", pa.utf8()),
         pa.field("field_count", pa.int32()),
-        pa.field("fields_added", pa.list_(pa.utf8())),
-        pa.field("fields_removed", pa.list_(pa.utf8())),
-        pa.field("fields_type_changed", pa.list_(pa.utf8())),
-        pa.field("fields_description_changed", pa.list_(pa.utf8())),
+        pa.field("fields_added", pa.list_(pa.field("element", pa.utf8()))),
+        pa.field("fields_removed", pa.list_(pa.field("element", pa.utf8()))),
+        pa.field("fields_type_changed", pa.list_(pa.field("element", pa.utf8()))),
+        pa.field("fields_description_changed", pa.list_(pa.field("element", pa.utf8()))),
         pa.field("is_compatible", pa.bool_()),
         pa.field("type_fallbacks", pa.int32()),
     ]
+)
+
+# The same shape as Spark DDL, for applyInArrow.
+EVENT_SPARK_DDL = (
+    "dataset_uuid string, namespace_name string, dataset_name string, schema_version_uuid string, "
+    "sequence_number bigint, event_time timestamp, arrow_schema binary, arrow_schema_json string, ddl string, "
+    "field_count int, fields_added array<string>, fields_removed array<string>, "
+    "fields_type_changed array<string>, fields_description_changed array<string>, is_compatible boolean, "
+    "type_fallbacks int"
 )
 
 
@@ -84,6 +95,8 @@ def build_events(
         events.append(
             {
                 "dataset_uuid": dataset_uuid,
+                "namespace_name": namespace,
+                "dataset_name": name,
                 "schema_version_uuid": version.schema_version_uuid,
                 "sequence_number": sequence,
                 "event_time": version.first_seen_at,
@@ -106,7 +119,7 @@ def build_events(
 def events_for_group(group: pa.Table) -> pa.Table:
     """One dataset's pending schema versions (and its last event, if any) → its new events.
 
-    Input columns: dataset_uuid, namespace, name, schema_version_uuid, first_seen_at, fields_json,
+    Input columns: dataset_uuid, namespace_name, dataset_name, schema_version_uuid, first_seen_at, fields_json,
     previous_sequence_number, previous_arrow_schema (the last two null for a dataset without events).
     """
     rows = group.to_pylist()
@@ -122,5 +135,5 @@ def events_for_group(group: pa.Table) -> pa.Table:
         SchemaVersionInput(row["schema_version_uuid"], row["first_seen_at"], json.loads(row["fields_json"] or "[]"))
         for row in rows
     ]
-    events = build_events(first["dataset_uuid"], first["namespace"], first["name"], versions, previous)
+    events = build_events(first["dataset_uuid"], first["namespace_name"], first["dataset_name"], versions, previous)
     return pa.Table.from_pylist(events, schema=EVENT_SCHEMA)

@@ -63,13 +63,24 @@ def test_unknown_types_are_counted_per_event():
     assert deserialize(events[0]["arrow_schema"]).field("g").type == pa.utf8()
 
 
+def test_spark_ddl_matches_the_arrow_event_schema(spark):
+    from pyspark.sql.pandas.types import to_arrow_schema
+    from pyspark.sql.types import StructType
+
+    from python_jobs.schema.events import EVENT_SPARK_DDL
+
+    as_arrow = to_arrow_schema(StructType.fromDDL(EVENT_SPARK_DDL), timezone="UTC")
+    assert as_arrow.names == EVENT_SCHEMA.names
+    assert [str(f.type) for f in as_arrow] == [str(f.type) for f in EVENT_SCHEMA]
+
+
 def test_arrow_group_function_matches_the_event_schema():
     group = pa.Table.from_pylist(
         [
             {
                 "dataset_uuid": "d1",
-                "namespace": "ns",
-                "name": "t",
+                "namespace_name": "ns",
+                "dataset_name": "t",
                 "schema_version_uuid": "sv2",
                 "first_seen_at": T1,
                 "fields_json": json.dumps(V2_FIELDS),
