@@ -13,6 +13,7 @@ from python_jobs.ingest.registry import RegistrySchema, check_schema_file, inges
 from python_jobs.registry.catalog import RegisteredSchema, model_plans
 from python_jobs.registry.ddl import migration_script
 from python_jobs.registry.naming import table_name
+from python_jobs.registry.schemaver import gap_report, parse_schemaver
 from python_jobs.settings import LAYERS, SAMPLES_DIR, Settings, load_settings
 from python_jobs.spark import ensure_schemas, get_spark
 
@@ -41,6 +42,12 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
         "--registry", type=Path, help="read this registry folder instead of the warehouse (no Spark start)"
     )
     ddl_parser.set_defaults(handler=run_ddl)
+
+    bench_parser = groups["bench"].add_parser(
+        "registry", help="time registry ingest, event validation and typed-table loads (prefix bench_registry_)"
+    )
+    bench_parser.add_argument("--events", type=int, default=20000, help="synthetic events in the first batch")
+    bench_parser.set_defaults(handler=run_bench_command)
 
 
 def load_samples(spark: SparkSession, settings: Settings) -> None:
@@ -94,6 +101,16 @@ def family_schemas_from_warehouse(vendor: str, name: str) -> tuple[list[Register
     return [RegisteredSchema(*row) for row in rows], settings
 
 
+def run_bench_command(args: argparse.Namespace) -> int:
+    from python_jobs.registry.bench import render, run_bench
+
+    if args.events < 10:
+        raise UserFacingError("--events must be at least 10")
+    spark, settings = _session()
+    print(render(run_bench(spark, settings, args.events)))
+    return 0
+
+
 def run_ddl(args: argparse.Namespace) -> int:
     vendor, _, name = args.family.partition("/")
     if not vendor or not name:
@@ -103,6 +120,9 @@ def run_ddl(args: argparse.Namespace) -> int:
     else:
         schemas, settings = family_schemas_from_warehouse(vendor, name)
     plans = model_plans(schemas)
+    versions = [parse_schemaver(s.version) for s in schemas if s.format == "jsonschema"]
+    for gap in gap_report(f"{vendor}/{name}", versions):
+        print(f"-- warning: version gap: {gap}")
     if not plans:
         raise UserFacingError(f"the registry has no jsonschema versions of {vendor}/{name}")
     for (_, _, model), plan in plans.items():
