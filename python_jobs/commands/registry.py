@@ -14,11 +14,12 @@ from python_jobs.registry.catalog import RegisteredSchema, model_plans
 from python_jobs.registry.ddl import migration_script
 from python_jobs.registry.naming import table_name
 from python_jobs.registry.schemaver import gap_report, parse_schemaver
-from python_jobs.settings import LAYERS, SAMPLES_DIR, Settings, load_settings
+from python_jobs.settings import LAYERS, PROJECT_DIR, SAMPLES_DIR, Settings, load_settings
 from python_jobs.spark import ensure_schemas, get_spark
 
 SAMPLE_REGISTRY = SAMPLES_DIR / "registry"
 SAMPLE_EVENTS = SAMPLES_DIR / "registry" / "events"
+MODEL_DIR = PROJECT_DIR / "models" / "registry" / "tables"
 
 
 def register(groups: dict[str, argparse._SubParsersAction]) -> None:
@@ -42,6 +43,12 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
         "--registry", type=Path, help="read this registry folder instead of the warehouse (no Spark start)"
     )
     ddl_parser.set_defaults(handler=run_ddl)
+
+    scaffold_parser = groups["registry"].add_parser(
+        "scaffold", help="write the one-line typed-table model of every registry family that has none"
+    )
+    scaffold_parser.add_argument("--registry", type=Path, help="read this registry folder instead of the warehouse")
+    scaffold_parser.set_defaults(handler=run_scaffold)
 
     bench_parser = groups["bench"].add_parser(
         "registry", help="time registry ingest, event validation and typed-table loads (prefix bench_registry_)"
@@ -108,6 +115,34 @@ def run_bench_command(args: argparse.Namespace) -> int:
         raise UserFacingError("--events must be at least 10")
     spark, settings = _session()
     print(render(run_bench(spark, settings, args.events)))
+    return 0
+
+
+def model_file_text(vendor: str, name: str, model: int) -> str:
+    return "{{ registry_table('" + vendor + "', '" + name + "', " + str(model) + ") }}\n"
+
+
+def run_scaffold(args: argparse.Namespace) -> int:
+    if args.registry:
+        root = args.registry.resolve()
+        families = set()
+        for path in registry_files(root):
+            checked = check_schema_file(path.relative_to(root / "schemas").parts, path.read_text(encoding="utf-8"))
+            if isinstance(checked, RegistrySchema) and checked.key.format == "jsonschema":
+                families.add((checked.key.vendor, checked.key.name, checked.key.version.model))
+    else:
+        spark, settings = _session()
+        rows = spark.table(settings.table("raw", "registry_schemas")).where("format = 'jsonschema'")
+        families = {(r.vendor, r.name, r.model) for r in rows.select("vendor", "name", "model").distinct().collect()}
+    written = 0
+    for vendor, name, model in sorted(families):
+        path = MODEL_DIR / f"{table_name(vendor, name, model)}.sql"
+        if path.exists():
+            continue
+        path.write_text(model_file_text(vendor, name, model))
+        written += 1
+        print(f"wrote {path.relative_to(PROJECT_DIR)}; document it in models/registry/tables/_registry_tables.yml")
+    print(f"{written} model file(s) written, {len(families) - written} already present")
     return 0
 
 
