@@ -1,0 +1,112 @@
+"""Registry commands: ``ingest registry DIR``, ``ingest events PATH``, ``registry ddl VENDOR/NAME``."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from pyspark.sql import SparkSession
+
+from python_jobs.errors import UserFacingError
+from python_jobs.ingest.events import ingest_events
+from python_jobs.ingest.registry import RegistrySchema, check_schema_file, ingest_registry, registry_files
+from python_jobs.registry.catalog import RegisteredSchema, model_plans
+from python_jobs.registry.ddl import migration_script
+from python_jobs.registry.naming import table_name
+from python_jobs.settings import LAYERS, SAMPLES_DIR, Settings, load_settings
+from python_jobs.spark import ensure_schemas, get_spark
+
+SAMPLE_REGISTRY = SAMPLES_DIR / "registry"
+SAMPLE_EVENTS = SAMPLES_DIR / "registry" / "events"
+
+
+def register(groups: dict[str, argparse._SubParsersAction]) -> None:
+    registry_parser = groups["ingest"].add_parser(
+        "registry", help="load an Iglu static registry (DIR/schemas/<vendor>/<name>/jsonschema/<M-R-A>)"
+    )
+    registry_parser.add_argument("dir", type=Path, help="registry root, the folder that holds schemas/")
+    registry_parser.set_defaults(handler=run_ingest_registry)
+
+    events_parser = groups["ingest"].add_parser(
+        "events", help="load self-describing events (NDJSON file or folder) into raw.sd_events"
+    )
+    events_parser.add_argument("path", type=Path)
+    events_parser.set_defaults(handler=run_ingest_events)
+
+    ddl_parser = groups["registry"].add_parser(
+        "ddl", help="print CREATE TABLE and the migration DDL of every version of VENDOR/NAME"
+    )
+    ddl_parser.add_argument("family", help="vendor/name, e.g. com.example/checkout")
+    ddl_parser.add_argument(
+        "--registry", type=Path, help="read this registry folder instead of the warehouse (no Spark start)"
+    )
+    ddl_parser.set_defaults(handler=run_ddl)
+
+
+def load_samples(spark: SparkSession, settings: Settings) -> None:
+    for line in ingest_registry(spark, settings, SAMPLE_REGISTRY).lines():
+        print(line)
+    for line in ingest_events(spark, settings, SAMPLE_EVENTS).lines():
+        print(line)
+
+
+def _session() -> tuple[SparkSession, Settings]:
+    settings = load_settings()
+    spark = get_spark(settings)
+    ensure_schemas(spark, settings, LAYERS)
+    return spark, settings
+
+
+def run_ingest_registry(args: argparse.Namespace) -> int:
+    spark, settings = _session()
+    for line in ingest_registry(spark, settings, args.dir).lines():
+        print(line)
+    return 0
+
+
+def run_ingest_events(args: argparse.Namespace) -> int:
+    spark, settings = _session()
+    for line in ingest_events(spark, settings, args.path).lines():
+        print(line)
+    return 0
+
+
+def family_schemas_from_dir(root: Path, vendor: str, name: str) -> list[RegisteredSchema]:
+    schemas = []
+    for path in registry_files(root):
+        checked = check_schema_file(path.relative_to(root / "schemas").parts, path.read_text(encoding="utf-8"))
+        if isinstance(checked, RegistrySchema) and (checked.key.vendor, checked.key.name) == (vendor, name):
+            schemas.append(RegisteredSchema(vendor, name, checked.key.format, str(checked.key.version), checked.text))
+    return schemas
+
+
+def family_schemas_from_warehouse(vendor: str, name: str) -> tuple[list[RegisteredSchema], Settings]:
+    spark, settings = _session()
+    table = settings.table("raw", "registry_schemas")
+    if not spark.catalog.tableExists(table):
+        raise UserFacingError(f"{table} does not exist: run `python -m python_jobs ingest registry DIR` first")
+    rows = (
+        spark.table(table)
+        .where((spark.table(table).vendor == vendor) & (spark.table(table).name == name))
+        .select("vendor", "name", "format", "version", "schema_json")
+        .collect()
+    )
+    return [RegisteredSchema(*row) for row in rows], settings
+
+
+def run_ddl(args: argparse.Namespace) -> int:
+    vendor, _, name = args.family.partition("/")
+    if not vendor or not name:
+        raise UserFacingError(f"expected VENDOR/NAME, e.g. com.example/checkout, got {args.family!r}")
+    if args.registry:
+        schemas, settings = family_schemas_from_dir(args.registry.resolve(), vendor, name), load_settings()
+    else:
+        schemas, settings = family_schemas_from_warehouse(vendor, name)
+    plans = model_plans(schemas)
+    if not plans:
+        raise UserFacingError(f"the registry has no jsonschema versions of {vendor}/{name}")
+    for (_, _, model), plan in plans.items():
+        table = settings.table("registry", table_name(vendor, name, model))
+        print(f"-- {vendor}/{name} model {model}: {table}")
+        print(migration_script(table, plan))
+    return 0
