@@ -101,7 +101,8 @@ def bench_size(spark: SparkSession, settings: Settings, work_dir: Path, size: in
     spec = SyntheticSpec(events=size)
     if not path.exists():
         write_events(spec, path)
-    figures.add(part, "input MB (avg bytes/event)", f"{path.stat().st_size / 1e6:,.0f} ({path.stat().st_size // size:,})")
+    size_bytes = path.stat().st_size
+    figures.add(part, "input MB (avg bytes/event)", f"{size_bytes / 1e6:,.0f} ({size_bytes // size:,})")
     scoped = fresh(spark, settings, f"bench_{size}_")
 
     baseline = plain_from_json_seconds(spark, path)

@@ -93,7 +93,8 @@ def test_timestamps_validation_and_framing(spark, isolated_settings, tmp_path):
     assert [raw[r]["event_time_has_offset"] for r in (run_a, run_b, run_c)] == [True, True, False]
     assert raw[run_a]["event_time_raw"] == "2026-01-01T10:00:00.123456789Z"
 
-    reasons = {r["source_line"]: r["reason"] for r in rows(spark, isolated_settings, "audit", "lineage_events_rejected")}
+    rejected = rows(spark, isolated_settings, "audit", "lineage_events_rejected")
+    reasons = {r["source_line"]: r["reason"] for r in rejected}
     assert reasons == {
         5: "run.runId is not a UUID: not-a-uuid",
         6: "eventTime is a template placeholder: {{ is_datetime(result) }}",

@@ -19,18 +19,23 @@ SCHEMAS = [
 ]
 
 
+def _java_pair_order(pair: tuple[str, str | None]) -> tuple[bytes, bytes]:
+    """Pair.compareTo: by name, then type with null first; strings by UTF-16 code units."""
+    name, kind = pair
+    return name.encode("utf-16-be"), b"" if kind is None else b"\x00" + kind.encode("utf-16-be")
+
+
 def marquez_schema_version(jvm, namespace: str, name: str, fields: list[tuple[str, str | None]]) -> str:
-    """Marquez's Utils.newDatasetSchemaVersionFor, rebuilt step by step with Java doing the ordering
-    (String.compareTo) and the UUID: distinct pairs sorted by (name, type), null first, joined by ':'."""
-    distinct = sorted(set(fields), key=lambda f: (f[0].encode("utf-16-be"), b"" if f[1] is None else b"\x00" + f[1].encode("utf-16-be")))
-    java_sorted = jvm.java.util.ArrayList()
-    for field_name, field_type in distinct:
-        java_sorted.add(field_name if field_type is None else f"{field_name}:{field_type}")
-    # Cross-check our code-unit ordering with Java's own String.compareTo on the names.
-    names = [n for n, _ in distinct]
-    for left, right in zip(names, names[1:], strict=False):
-        assert jvm.java.lang.String(left).compareTo(right) <= 0
-    tokens = ":".join(java_sorted)
+    """Marquez's Utils.newDatasetSchemaVersionFor rebuilt step by step, with Java checking the
+    ordering and computing the UUID: distinct pairs sorted by (name, type), null first, joined by ':'."""
+    distinct = sorted(set(fields), key=_java_pair_order)
+    # Cross-check the code-unit ordering against Java's own String.compareTo.
+    java_names = jvm.java.util.ArrayList()
+    for field_name, _ in distinct:
+        java_names.add(field_name)
+    jvm.java.util.Collections.sort(java_names)
+    assert list(java_names) == [field_name for field_name, _ in distinct]
+    tokens = ":".join(n if t is None else f"{n}:{t}" for n, t in distinct)
     text = f"{namespace}:{name}:{tokens}"
     return str(jvm.java.util.UUID.nameUUIDFromBytes(bytearray(text.encode("utf-8"))).toString())
 
