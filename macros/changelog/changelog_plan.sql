@@ -1,0 +1,272 @@
+{#
+  Run-time bookkeeping of a changelog model: which snapshots are pending, where offsets resume,
+  and the state table that spares each run from reading history. All queries here touch metadata,
+  the pending partitions of the raw table, or changelog rows newer than the state (found through
+  Parquet min/max statistics on `offset`), never the whole history.
+#}
+
+{% macro changelog_state_relation(changelog_relation) -%}
+    {{ return(api.Relation.create(
+        database=changelog_relation.database,
+        schema=changelog_relation.schema,
+        identifier=changelog_relation.identifier ~ '__state',
+        type='table'
+    )) }}
+{%- endmacro %}
+
+{#- {exists, seq, offset} of a state table: the snapshot and changelog offset it reflects (-1: none). -#}
+{% macro changelog_read_state(state_relation) -%}
+    {%- set state = {'exists': false, 'seq': -1, 'offset': -1} -%}
+    {#- Asks the metastore, not dbt's relation cache: hooks drop and create this table behind dbt's back. -#}
+    {%- set found = run_query(
+        "show tables in " ~ state_relation.schema ~ " like '" ~ state_relation.identifier ~ "'") -%}
+    {%- if found.rows | length > 0 -%}
+        {%- set properties = {} -%}
+        {%- for row in run_query('show tblproperties ' ~ state_relation) -%}
+            {%- do properties.update({row[0]: row[1]}) -%}
+        {%- endfor -%}
+        {%- if 'changelog.state_seq' in properties and 'changelog.state_offset' in properties -%}
+            {%- do state.update({
+                'exists': true,
+                'seq': properties['changelog.state_seq'] | int,
+                'offset': properties['changelog.state_offset'] | int
+            }) -%}
+        {%- endif -%}
+    {%- endif -%}
+    {{ return(state) }}
+{%- endmacro %}
+
+{#-
+  The snapshots registered on a raw snapshot table, in order: [{seq, snapshot_time, system_time}].
+  Ingest registers each snapshot as a table property once its rows are written (an empty
+  snapshot has no rows but is registered all the same).
+-#}
+{% macro changelog_loaded_snapshots(source_relation) -%}
+    {%- set prefix = 'changelog.snapshot.' -%}
+    {%- set snapshots = [] -%}
+    {%- for row in run_query('show tblproperties ' ~ source_relation) -%}
+        {%- if row[0].startswith(prefix) -%}
+            {%- set parts = row[1].split('|') -%}
+            {%- do snapshots.append({
+                'seq': row[0][prefix | length:] | int, 'snapshot_time': parts[0], 'system_time': parts[1]
+            }) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {{ return(snapshots | sort(attribute='seq')) }}
+{%- endmacro %}
+
+{#- A column name as the source spells it; fails when the source has no such column. -#}
+{% macro changelog_resolve_column(name, columns, role) -%}
+    {%- set lowered = columns | map('lower') | list -%}
+    {%- if name | lower not in lowered -%}
+        {{ exceptions.raise_compiler_error(
+            "snapshot_to_changelog: " ~ role ~ " column '" ~ name ~ "' is not a data column of the snapshots; "
+            ~ "data columns: " ~ columns | join(', ')) }}
+    {%- endif -%}
+    {{ return(columns[lowered.index(name | lower)]) }}
+{%- endmacro %}
+
+{% macro changelog_single_value(sql) -%}
+    {%- set result = run_query(sql) -%}
+    {{ return(result.columns[0].values()[0] if result.rows | length > 0 else none) }}
+{%- endmacro %}
+
+{% macro changelog_plan(source_relation, keys, compare_columns, event_time_column) -%}
+    {%- set metadata = changelog_raw_metadata_columns() -%}
+    {%- set columns = [] -%}
+    {%- for column in adapter.get_columns_in_relation(source_relation) -%}
+        {%- if column.name | lower not in metadata -%}{%- do columns.append(column.name) -%}{%- endif -%}
+    {%- endfor -%}
+    {%- if columns | length == 0 -%}
+        {{ exceptions.raise_compiler_error(
+            "snapshot_to_changelog: " ~ source_relation ~ " does not exist or has no data columns; "
+            ~ "load a snapshot with `python -m python_jobs ingest snapshot` first") }}
+    {%- endif -%}
+    {%- set key_columns = [] -%}
+    {%- for key in keys -%}{%- do key_columns.append(changelog_resolve_column(key, columns, 'primary key')) -%}{%- endfor -%}
+    {%- set compared = [] -%}
+    {%- if compare_columns is none -%}
+        {%- for column in columns -%}
+            {%- if column not in key_columns -%}{%- do compared.append(column) -%}{%- endif -%}
+        {%- endfor -%}
+    {%- else -%}
+        {%- for column in compare_columns -%}
+            {%- do compared.append(changelog_resolve_column(column, columns, 'compare')) -%}
+        {%- endfor -%}
+    {%- endif -%}
+    {%- set event_column = changelog_resolve_column(event_time_column, columns, 'event time')
+        if event_time_column is not none else none -%}
+
+    {%- set loaded = changelog_loaded_snapshots(source_relation) -%}
+    {%- set incremental = is_incremental() -%}
+    {%- set state_relation = changelog_state_relation(this) -%}
+    {%- set state = changelog_read_state(state_relation) if incremental else {'exists': false, 'seq': -1, 'offset': -1} -%}
+    {%- set processed_seq = state.seq -%}
+    {%- set next_offset = state.offset + 1 -%}
+    {%- set has_tail = false -%}
+    {%- if incremental -%}
+        {#- Rows the state has not absorbed (its post-hook failed, or it was dropped): fold them in. -#}
+        {%- set tail_query -%}
+            select max(`offset`) as max_offset,
+                   date_format(max(system_time), 'yyyy-MM-dd HH:mm:ss.SSSSSS') as max_system_time
+            from {{ this }}
+            where `offset` > {{ state.offset }}
+        {%- endset -%}
+        {%- set tail = run_query(tail_query) -%}
+        {%- set tail_max_offset = tail.columns[0].values()[0] -%}
+        {%- if tail_max_offset is not none -%}
+            {%- set has_tail = true -%}
+            {%- set next_offset = (tail_max_offset | int) + 1 -%}
+            {%- set tail_system_time = tail.columns[1].values()[0] -%}
+            {%- set absorbed = [processed_seq] -%}
+            {%- for snapshot in loaded if snapshot.system_time <= tail_system_time -%}
+                {%- do absorbed.append(snapshot.seq) -%}
+            {%- endfor -%}
+            {%- set processed_seq = absorbed | max -%}
+        {%- endif -%}
+    {%- endif -%}
+
+    {%- set pending = [] -%}
+    {%- for snapshot in loaded if snapshot.seq > processed_seq -%}
+        {%- set expected = processed_seq + 1 + loop.index0 -%}
+        {%- if snapshot.seq != expected -%}
+            {{ exceptions.raise_compiler_error(
+                "snapshot_to_changelog: " ~ source_relation ~ " has snapshot " ~ snapshot.seq ~ " where snapshot "
+                ~ expected ~ " was expected; snapshot numbers must be consecutive") }}
+        {%- endif -%}
+        {%- do pending.append(snapshot) -%}
+    {%- endfor -%}
+    {%- if pending | length > 0 -%}
+        {%- do changelog_check_keys(source_relation, key_columns, processed_seq, pending[-1].seq) -%}
+    {%- endif -%}
+
+    {{ return({
+        'columns': columns,
+        'key_columns': key_columns,
+        'compared': compared,
+        'event_time_column': event_column,
+        'rebuild': not incremental,
+        'state_relation': state_relation,
+        'state_exists': state.exists,
+        'state_offset': state.offset,
+        'has_tail': has_tail,
+        'processed_seq': processed_seq,
+        'next_offset': next_offset,
+        'pending': pending,
+        'through_seq': pending[-1].seq if pending | length > 0 else processed_seq
+    }) }}
+{%- endmacro %}
+
+{#- Refuses pending snapshots with NULL or duplicate keys before anything is written. -#}
+{% macro changelog_check_keys(source_relation, keys, processed_seq, through_seq) -%}
+    {%- set key_list = changelog_column_list(keys) -%}
+    {%- set null_checks = [] -%}
+    {%- for key in keys -%}{%- do null_checks.append(adapter.quote(key) ~ ' is null') -%}{%- endfor -%}
+    {%- set check_query -%}
+        select snapshot_seq, {{ key_list }}, count(*) as copies
+        from {{ source_relation }}
+        where snapshot_seq > {{ processed_seq }} and snapshot_seq <= {{ through_seq }}
+        group by snapshot_seq, {{ key_list }}
+        having count(*) > 1 or {{ null_checks | join(' or ') }}
+        order by snapshot_seq, {{ key_list }}
+        limit 5
+    {%- endset -%}
+    {%- set problems = run_query(check_query) -%}
+    {%- if problems.rows | length > 0 -%}
+        {%- set examples = [] -%}
+        {%- for row in problems.rows -%}
+            {%- set parts = [] -%}
+            {%- for key in keys -%}{%- do parts.append(key ~ '=' ~ (row[loop.index] if row[loop.index] is not none else 'NULL')) -%}{%- endfor -%}
+            {%- do examples.append('snapshot ' ~ row[0] ~ ' (' ~ parts | join(', ') ~ ') x' ~ row[-1]) -%}
+        {%- endfor -%}
+        {{ exceptions.raise_compiler_error(
+            "snapshot_to_changelog: " ~ source_relation ~ " has NULL or duplicate primary keys ("
+            ~ keys | join(', ') ~ "), e.g. " ~ examples | join('; ')
+            ~ ". Nothing was written. Remove the snapshot (alter table ... drop partition (snapshot_seq = N)) "
+            ~ "and load a corrected file; `ingest snapshot --primary-key` rejects such files up front.") }}
+    {%- endif -%}
+{%- endmacro %}
+
+{#-
+  The state after folding changelog rows with offset > after_offset into the state table's
+  partition at state_offset (or into nothing when state_relation is none): per key, the latest
+  row wins and a retraction removes the key.
+-#}
+{% macro changelog_fold(columns, keys, state_relation, state_offset, changelog_relation, after_offset, through_offset=none) -%}
+    with fold_candidates as (
+        {%- if state_relation is not none %}
+        select {{ changelog_column_list(columns) }}, event_time, cast(-1 as bigint) as `offset`, {{ changelog_op('append') }} as op
+        from {{ state_relation }}
+        where state_offset = {{ state_offset }}
+        union all
+        {%- endif %}
+        select {{ changelog_column_list(columns) }}, event_time, `offset`, op
+        from {{ changelog_relation }}
+        where `offset` > {{ after_offset }}{% if through_offset is not none %} and `offset` <= {{ through_offset }}{% endif %}
+    ),
+
+    fold_ranked as (
+        select
+            {{ changelog_column_list(columns) }},
+            event_time,
+            op,
+            row_number() over (partition by {{ changelog_column_list(keys) }} order by `offset` desc) as recency
+        from fold_candidates
+    )
+
+    select {{ changelog_column_list(columns) }}, event_time
+    from fold_ranked
+    where recency = 1 and op in ({{ changelog_op('append') }}, {{ changelog_op('correct_to') }})
+{%- endmacro %}
+
+{#-
+  Post-hook of every changelog model: folds the rows the run appended into a new partition of the
+  state table, then points the table properties at it and drops the old partition. Until the
+  properties change, readers keep using the previous partition, so a failure leaves a usable state.
+-#}
+{% macro changelog_save_state(primary_key) -%}
+    {%- if execute -%}
+        {%- set keys = [primary_key] if primary_key is string else primary_key -%}
+        {%- set marker = modules.re.search('/\\* changelog_plan (\\{.*?\\}) \\*/', model.compiled_code or '') -%}
+        {%- if marker is none -%}
+            {{ exceptions.raise_compiler_error("changelog_save_state: the model was not built by snapshot_to_changelog") }}
+        {%- endif -%}
+        {%- set plan = fromjson(marker.group(1)) -%}
+        {%- set state_relation = changelog_state_relation(this) -%}
+        {%- if plan.rebuild -%}
+            {%- do run_query('drop table if exists ' ~ state_relation) -%}
+        {%- endif -%}
+        {%- set state = changelog_read_state(state_relation) -%}
+        {%- set columns = [] -%}
+        {%- set column_ddl = [] -%}
+        {%- for column in adapter.get_columns_in_relation(this) -%}
+            {%- if column.name | lower not in changelog_system_columns() -%}
+                {%- do columns.append(column.name) -%}
+                {%- do column_ddl.append(adapter.quote(column.name) ~ ' ' ~ column.dtype) -%}
+            {%- endif -%}
+        {%- endfor -%}
+        {%- if not state.exists -%}
+            {%- do run_query('drop table if exists ' ~ state_relation) -%}
+            {%- do run_query('create table ' ~ state_relation ~ ' (' ~ column_ddl | join(', ')
+                ~ ', event_time timestamp, state_offset bigint) using ' ~ var('file_format', 'parquet')
+                ~ ' partitioned by (state_offset)') -%}
+        {%- endif -%}
+        {%- set max_offset = changelog_single_value(
+            'select max(`offset`) from ' ~ this ~ ' where `offset` > ' ~ state.offset) -%}
+        {%- set new_offset = (max_offset | int) if max_offset is not none else state.offset -%}
+        {%- if max_offset is not none -%}
+            {%- set insert_sql -%}
+                insert into {{ state_relation }} partition (state_offset = {{ new_offset }})
+                {{ changelog_fold(columns, keys, state_relation if state.exists else none, state.offset, this, state.offset, new_offset) }}
+            {%- endset -%}
+            {%- do run_query(insert_sql) -%}
+        {%- endif -%}
+        {%- do run_query('alter table ' ~ state_relation ~ " set tblproperties ('changelog.state_seq' = '"
+            ~ ([plan.through_seq, state.seq] | max) ~ "', 'changelog.state_offset' = '" ~ new_offset ~ "')") -%}
+        {%- for row in run_query('show partitions ' ~ state_relation) -%}
+            {%- if row[0] != 'state_offset=' ~ new_offset -%}
+                {%- do run_query('alter table ' ~ state_relation ~ ' drop if exists partition (' ~ row[0] | replace('=', ' = ') ~ ')') -%}
+            {%- endif -%}
+        {%- endfor -%}
+    {%- endif -%}
+{%- endmacro %}
