@@ -13,11 +13,13 @@ from python_jobs.ingest.registry import RegistrySchema, check_schema_file, inges
 from python_jobs.registry.catalog import RegisteredSchema, model_plans
 from python_jobs.registry.ddl import migration_script
 from python_jobs.registry.naming import table_name
-from python_jobs.settings import LAYERS, SAMPLES_DIR, Settings, load_settings
+from python_jobs.registry.schemaver import gap_report, parse_schemaver
+from python_jobs.settings import LAYERS, PROJECT_DIR, SAMPLES_DIR, Settings, load_settings
 from python_jobs.spark import ensure_schemas, get_spark
 
 SAMPLE_REGISTRY = SAMPLES_DIR / "registry"
 SAMPLE_EVENTS = SAMPLES_DIR / "registry" / "events"
+MODEL_DIR = PROJECT_DIR / "models" / "registry" / "tables"
 
 
 def register(groups: dict[str, argparse._SubParsersAction]) -> None:
@@ -41,6 +43,18 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
         "--registry", type=Path, help="read this registry folder instead of the warehouse (no Spark start)"
     )
     ddl_parser.set_defaults(handler=run_ddl)
+
+    scaffold_parser = groups["registry"].add_parser(
+        "scaffold", help="write the one-line typed-table model of every registry family that has none"
+    )
+    scaffold_parser.add_argument("--registry", type=Path, help="read this registry folder instead of the warehouse")
+    scaffold_parser.set_defaults(handler=run_scaffold)
+
+    bench_parser = groups["bench"].add_parser(
+        "registry", help="time registry ingest, event validation and typed-table loads (prefix bench_registry_)"
+    )
+    bench_parser.add_argument("--events", type=int, default=20000, help="synthetic events in the first batch")
+    bench_parser.set_defaults(handler=run_bench_command)
 
 
 def load_samples(spark: SparkSession, settings: Settings) -> None:
@@ -94,6 +108,44 @@ def family_schemas_from_warehouse(vendor: str, name: str) -> tuple[list[Register
     return [RegisteredSchema(*row) for row in rows], settings
 
 
+def run_bench_command(args: argparse.Namespace) -> int:
+    from python_jobs.registry.bench import render, run_bench
+
+    if args.events < 10:
+        raise UserFacingError("--events must be at least 10")
+    spark, settings = _session()
+    print(render(run_bench(spark, settings, args.events)))
+    return 0
+
+
+def model_file_text(vendor: str, name: str, model: int) -> str:
+    return "{{ registry_table('" + vendor + "', '" + name + "', " + str(model) + ") }}\n"
+
+
+def run_scaffold(args: argparse.Namespace) -> int:
+    if args.registry:
+        root = args.registry.resolve()
+        families = set()
+        for path in registry_files(root):
+            checked = check_schema_file(path.relative_to(root / "schemas").parts, path.read_text(encoding="utf-8"))
+            if isinstance(checked, RegistrySchema) and checked.key.format == "jsonschema":
+                families.add((checked.key.vendor, checked.key.name, checked.key.version.model))
+    else:
+        spark, settings = _session()
+        rows = spark.table(settings.table("raw", "registry_schemas")).where("format = 'jsonschema'")
+        families = {(r.vendor, r.name, r.model) for r in rows.select("vendor", "name", "model").distinct().collect()}
+    written = 0
+    for vendor, name, model in sorted(families):
+        path = MODEL_DIR / f"{table_name(vendor, name, model)}.sql"
+        if path.exists():
+            continue
+        path.write_text(model_file_text(vendor, name, model))
+        written += 1
+        print(f"wrote {path.relative_to(PROJECT_DIR)}; document it in models/registry/tables/_registry_tables.yml")
+    print(f"{written} model file(s) written, {len(families) - written} already present")
+    return 0
+
+
 def run_ddl(args: argparse.Namespace) -> int:
     vendor, _, name = args.family.partition("/")
     if not vendor or not name:
@@ -103,6 +155,9 @@ def run_ddl(args: argparse.Namespace) -> int:
     else:
         schemas, settings = family_schemas_from_warehouse(vendor, name)
     plans = model_plans(schemas)
+    versions = [parse_schemaver(s.version) for s in schemas if s.format == "jsonschema"]
+    for gap in gap_report(f"{vendor}/{name}", versions):
+        print(f"-- warning: version gap: {gap}")
     if not plans:
         raise UserFacingError(f"the registry has no jsonschema versions of {vendor}/{name}")
     for (_, _, model), plan in plans.items():
