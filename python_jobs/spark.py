@@ -72,5 +72,7 @@ def ship_python_jobs(spark: SparkSession, settings: Settings) -> None:
 
 
 def ensure_schemas(spark: SparkSession, settings: Settings, layers: tuple[str, ...]) -> None:
+    # Checking first keeps the Hive metastore from logging AlreadyExistsException for every run.
     for layer in layers:
-        spark.sql(f"create database if not exists {settings.schema(layer)}")
+        if not spark.catalog.databaseExists(settings.schema(layer)):
+            spark.sql(f"create database if not exists {settings.schema(layer)}")

@@ -1,8 +1,10 @@
 """Build, serialize and render the Arrow schema of a dataset schema version.
 
 Input fields are OpenLineage schema-facet fields: ``{"name", "type", "description", "fields"}``, where
-``fields`` nests a struct (or, for an array/map type, the element/entries). OpenLineage says nothing about
-nullability, so every field is nullable.
+``fields`` nests a struct (for an array type, its one element; for a map type, ``key`` and ``value``; for a
+union, one member per child, as Spark reads Avro unions). Fields are placed by ``ordinal_position`` when the
+producer sends it, otherwise in the order given. OpenLineage says nothing about nullability, so every field
+is nullable.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ def arrow_field(spec: Field, mapping: TypeMapping) -> pa.Field:
     if original_type is not None:
         metadata[ORIGINAL_TYPE_KEY] = str(original_type)
     if children:
-        arrow_type = _nested_type(str(original_type or ""), [arrow_field(child, mapping) for child in children])
+        arrow_type = _nested_type(str(original_type or ""), [arrow_field(c, mapping) for c in _ordered(children)])
     else:
         arrow_type, fell_back = mapping.to_arrow(original_type)
         if fell_back:
@@ -34,6 +36,15 @@ def arrow_field(spec: Field, mapping: TypeMapping) -> pa.Field:
     if spec.get("description"):
         metadata[DESCRIPTION_KEY] = str(spec["description"])
     return pa.field(str(spec["name"]), arrow_type, nullable=True, metadata=metadata or None)
+
+
+def _ordered(fields: Sequence[Field]) -> list[Field]:
+    def position(indexed: tuple[int, Field]) -> tuple[int, int]:
+        index, spec = indexed
+        ordinal = spec.get("ordinal_position")
+        return (ordinal if isinstance(ordinal, int) else index + 1, index)
+
+    return [spec for _, spec in sorted(enumerate(fields), key=position)]
 
 
 def _nested_type(type_string: str, children: list[pa.Field]) -> pa.DataType:
@@ -46,10 +57,11 @@ def _nested_type(type_string: str, children: list[pa.Field]) -> pa.DataType:
     return pa.struct(children)
 
 
-def arrow_schema(fields: Sequence[Field], mapping: TypeMapping | None = None,
-                 metadata: Mapping[str, str] | None = None) -> pa.Schema:
+def arrow_schema(
+    fields: Sequence[Field], mapping: TypeMapping | None = None, metadata: Mapping[str, str] | None = None
+) -> pa.Schema:
     mapping = mapping or TypeMapping()
-    return pa.schema([arrow_field(spec, mapping) for spec in fields], metadata=dict(metadata or {}) or None)
+    return pa.schema([arrow_field(spec, mapping) for spec in _ordered(fields)], metadata=dict(metadata or {}) or None)
 
 
 def serialize(schema: pa.Schema) -> bytes:
@@ -88,10 +100,20 @@ def render_json(schema: pa.Schema) -> str:
 
 
 _SPARK_SIMPLE = {
-    pa.bool_(): "BOOLEAN", pa.int8(): "TINYINT", pa.int16(): "SMALLINT", pa.int32(): "INT", pa.int64(): "BIGINT",
-    pa.float32(): "FLOAT", pa.float64(): "DOUBLE", pa.utf8(): "STRING", pa.large_utf8(): "STRING",
-    pa.binary(): "BINARY", pa.large_binary(): "BINARY", pa.date32(): "DATE",
-    pa.timestamp("us", tz="UTC"): "TIMESTAMP", pa.timestamp("us"): "TIMESTAMP_NTZ",
+    pa.bool_(): "BOOLEAN",
+    pa.int8(): "TINYINT",
+    pa.int16(): "SMALLINT",
+    pa.int32(): "INT",
+    pa.int64(): "BIGINT",
+    pa.float32(): "FLOAT",
+    pa.float64(): "DOUBLE",
+    pa.utf8(): "STRING",
+    pa.large_utf8(): "STRING",
+    pa.binary(): "BINARY",
+    pa.large_binary(): "BINARY",
+    pa.date32(): "DATE",
+    pa.timestamp("us", tz="UTC"): "TIMESTAMP",
+    pa.timestamp("us"): "TIMESTAMP_NTZ",
 }
 
 

@@ -14,7 +14,7 @@ Producers spell types in many dialects; all of these are understood:
 | `decimal(p,s)`, `numeric(p,s)`, `dec(p,s)`, `decimal(p)` | decimal128(p, s) (decimal256 when p > 38) |
 | `decimal`, `numeric` without precision | decimal128(10, 0), Spark's default |
 | `string`, `text`, `varchar(n)`, `char(n)`, `character varying(n)`, `nvarchar(n)` | utf8 |
-| `uuid`, `json`, `jsonb`, `enum` | utf8 |
+| `uuid`, `json`, `jsonb`, `enum`, `object`, `variant` (JSON text) | utf8 |
 | `binary`, `varbinary(n)`, `bytea`, `blob`, `bytes` | binary |
 | `date` | date32 |
 | `time`, `time without time zone` | time64[us] |
@@ -45,8 +45,26 @@ _SIMPLE_TYPES: dict[str, pa.DataType] = {
     **dict.fromkeys(["float", "real", "float4", "float32"], pa.float32()),
     **dict.fromkeys(["double", "double precision", "float8", "float64", "number"], pa.float64()),
     **dict.fromkeys(
-        ["string", "text", "varchar", "char", "character", "character varying", "nvarchar", "nchar",
-         "uuid", "json", "jsonb", "enum", "longtext", "mediumtext", "tinytext", "clob"],
+        [
+            "string",
+            "text",
+            "varchar",
+            "char",
+            "character",
+            "character varying",
+            "nvarchar",
+            "nchar",
+            "uuid",
+            "json",
+            "jsonb",
+            "enum",
+            "longtext",
+            "mediumtext",
+            "tinytext",
+            "clob",
+            "object",
+            "variant",
+        ],
         pa.utf8(),
     ),
     **dict.fromkeys(["binary", "varbinary", "bytea", "blob", "bytes", "longblob"], pa.binary()),

@@ -102,6 +102,54 @@ def test_nested_fields_in_the_facet_become_structs_lists_and_maps():
     assert schema.field("attrs").type == pa.map_(pa.utf8(), pa.int32())
 
 
+def test_ordinal_position_decides_field_order():
+    schema = arrow_schema(
+        [
+            {"name": "b", "type": "int", "ordinal_position": 2},
+            {"name": "a", "type": "int", "ordinal_position": 1},
+            {
+                "name": "c",
+                "type": "struct",
+                "ordinal_position": 3,
+                "fields": [
+                    {"name": "y", "type": "int", "ordinal_position": 2},
+                    {"name": "x", "type": "int", "ordinal_position": 1},
+                ],
+            },
+        ]
+    )
+    assert schema.names == ["a", "b", "c"]
+    assert [f.name for f in schema.field("c").type] == ["x", "y"]
+
+
+def test_spec_example_with_arrays_maps_and_unions():
+    schema = arrow_schema(
+        [
+            {"name": "currency", "type": "object"},
+            {"name": "phones", "type": "array", "fields": [{"name": "_element", "type": "string"}]},
+            {
+                "name": "custom_properties",
+                "type": "map",
+                "fields": [
+                    {"name": "key", "type": "string"},
+                    {
+                        "name": "value",
+                        "type": "union",
+                        "fields": [
+                            {"name": "_0", "type": "string"},
+                            {"name": "_1", "type": "int64"},
+                        ],
+                    },
+                ],
+            },
+        ]
+    )
+    assert schema.field("currency").type == pa.utf8()
+    assert schema.field("phones").type == pa.list_(pa.utf8())
+    value_type = schema.field("custom_properties").type.item_type
+    assert [(f.name, f.type) for f in value_type] == [("_0", pa.utf8()), ("_1", pa.int64())]
+
+
 def test_ipc_round_trip_keeps_schema_and_metadata():
     schema = arrow_schema(
         [

@@ -1,0 +1,1 @@
+{{ registry_table('com.example', 'checkout', 1) }}

@@ -1,0 +1,1 @@
+{{ registry_table('com.example', 'page_view', 1) }}

@@ -1,0 +1,167 @@
+"""Registry commands: ``ingest registry DIR``, ``ingest events PATH``, ``registry ddl VENDOR/NAME``."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from pyspark.sql import SparkSession
+
+from python_jobs.errors import UserFacingError
+from python_jobs.ingest.events import ingest_events
+from python_jobs.ingest.registry import RegistrySchema, check_schema_file, ingest_registry, registry_files
+from python_jobs.registry.catalog import RegisteredSchema, model_plans
+from python_jobs.registry.ddl import migration_script
+from python_jobs.registry.naming import table_name
+from python_jobs.registry.schemaver import gap_report, parse_schemaver
+from python_jobs.settings import LAYERS, PROJECT_DIR, SAMPLES_DIR, Settings, load_settings
+from python_jobs.spark import ensure_schemas, get_spark
+
+SAMPLE_REGISTRY = SAMPLES_DIR / "registry"
+SAMPLE_EVENTS = SAMPLES_DIR / "registry" / "events"
+MODEL_DIR = PROJECT_DIR / "models" / "registry" / "tables"
+
+
+def register(groups: dict[str, argparse._SubParsersAction]) -> None:
+    registry_parser = groups["ingest"].add_parser(
+        "registry", help="load an Iglu static registry (DIR/schemas/<vendor>/<name>/jsonschema/<M-R-A>)"
+    )
+    registry_parser.add_argument("dir", type=Path, help="registry root, the folder that holds schemas/")
+    registry_parser.set_defaults(handler=run_ingest_registry)
+
+    events_parser = groups["ingest"].add_parser(
+        "events", help="load self-describing events (NDJSON file or folder) into raw.sd_events"
+    )
+    events_parser.add_argument("path", type=Path)
+    events_parser.set_defaults(handler=run_ingest_events)
+
+    ddl_parser = groups["registry"].add_parser(
+        "ddl", help="print CREATE TABLE and the migration DDL of every version of VENDOR/NAME"
+    )
+    ddl_parser.add_argument("family", help="vendor/name, e.g. com.example/checkout")
+    ddl_parser.add_argument(
+        "--registry", type=Path, help="read this registry folder instead of the warehouse (no Spark start)"
+    )
+    ddl_parser.set_defaults(handler=run_ddl)
+
+    scaffold_parser = groups["registry"].add_parser(
+        "scaffold", help="write the one-line typed-table model of every registry family that has none"
+    )
+    scaffold_parser.add_argument("--registry", type=Path, help="read this registry folder instead of the warehouse")
+    scaffold_parser.set_defaults(handler=run_scaffold)
+
+    bench_parser = groups["bench"].add_parser(
+        "registry", help="time registry ingest, event validation and typed-table loads (prefix bench_registry_)"
+    )
+    bench_parser.add_argument("--events", type=int, default=20000, help="synthetic events in the first batch")
+    bench_parser.set_defaults(handler=run_bench_command)
+
+
+def load_samples(spark: SparkSession, settings: Settings) -> None:
+    for line in ingest_registry(spark, settings, SAMPLE_REGISTRY).lines():
+        print(line)
+    for line in ingest_events(spark, settings, SAMPLE_EVENTS).lines():
+        print(line)
+
+
+def _session() -> tuple[SparkSession, Settings]:
+    settings = load_settings()
+    spark = get_spark(settings)
+    ensure_schemas(spark, settings, LAYERS)
+    return spark, settings
+
+
+def run_ingest_registry(args: argparse.Namespace) -> int:
+    spark, settings = _session()
+    for line in ingest_registry(spark, settings, args.dir).lines():
+        print(line)
+    return 0
+
+
+def run_ingest_events(args: argparse.Namespace) -> int:
+    spark, settings = _session()
+    for line in ingest_events(spark, settings, args.path).lines():
+        print(line)
+    return 0
+
+
+def family_schemas_from_dir(root: Path, vendor: str, name: str) -> list[RegisteredSchema]:
+    schemas = []
+    for path in registry_files(root):
+        checked = check_schema_file(path.relative_to(root / "schemas").parts, path.read_text(encoding="utf-8"))
+        if isinstance(checked, RegistrySchema) and (checked.key.vendor, checked.key.name) == (vendor, name):
+            schemas.append(RegisteredSchema(vendor, name, checked.key.format, str(checked.key.version), checked.text))
+    return schemas
+
+
+def family_schemas_from_warehouse(vendor: str, name: str) -> tuple[list[RegisteredSchema], Settings]:
+    spark, settings = _session()
+    table = settings.table("raw", "registry_schemas")
+    if not spark.catalog.tableExists(table):
+        raise UserFacingError(f"{table} does not exist: run `python -m python_jobs ingest registry DIR` first")
+    rows = (
+        spark.table(table)
+        .where((spark.table(table).vendor == vendor) & (spark.table(table).name == name))
+        .select("vendor", "name", "format", "version", "schema_json")
+        .collect()
+    )
+    return [RegisteredSchema(*row) for row in rows], settings
+
+
+def run_bench_command(args: argparse.Namespace) -> int:
+    from python_jobs.registry.bench import render, run_bench
+
+    if args.events < 10:
+        raise UserFacingError("--events must be at least 10")
+    spark, settings = _session()
+    print(render(run_bench(spark, settings, args.events)))
+    return 0
+
+
+def model_file_text(vendor: str, name: str, model: int) -> str:
+    return "{{ registry_table('" + vendor + "', '" + name + "', " + str(model) + ") }}\n"
+
+
+def run_scaffold(args: argparse.Namespace) -> int:
+    if args.registry:
+        root = args.registry.resolve()
+        families = set()
+        for path in registry_files(root):
+            checked = check_schema_file(path.relative_to(root / "schemas").parts, path.read_text(encoding="utf-8"))
+            if isinstance(checked, RegistrySchema) and checked.key.format == "jsonschema":
+                families.add((checked.key.vendor, checked.key.name, checked.key.version.model))
+    else:
+        spark, settings = _session()
+        rows = spark.table(settings.table("raw", "registry_schemas")).where("format = 'jsonschema'")
+        families = {(r.vendor, r.name, r.model) for r in rows.select("vendor", "name", "model").distinct().collect()}
+    written = 0
+    for vendor, name, model in sorted(families):
+        path = MODEL_DIR / f"{table_name(vendor, name, model)}.sql"
+        if path.exists():
+            continue
+        path.write_text(model_file_text(vendor, name, model))
+        written += 1
+        print(f"wrote {path.relative_to(PROJECT_DIR)}; document it in models/registry/tables/_registry_tables.yml")
+    print(f"{written} model file(s) written, {len(families) - written} already present")
+    return 0
+
+
+def run_ddl(args: argparse.Namespace) -> int:
+    vendor, _, name = args.family.partition("/")
+    if not vendor or not name:
+        raise UserFacingError(f"expected VENDOR/NAME, e.g. com.example/checkout, got {args.family!r}")
+    if args.registry:
+        schemas, settings = family_schemas_from_dir(args.registry.resolve(), vendor, name), load_settings()
+    else:
+        schemas, settings = family_schemas_from_warehouse(vendor, name)
+    plans = model_plans(schemas)
+    versions = [parse_schemaver(s.version) for s in schemas if s.format == "jsonschema"]
+    for gap in gap_report(f"{vendor}/{name}", versions):
+        print(f"-- warning: version gap: {gap}")
+    if not plans:
+        raise UserFacingError(f"the registry has no jsonschema versions of {vendor}/{name}")
+    for (_, _, model), plan in plans.items():
+        table = settings.table("registry", table_name(vendor, name, model))
+        print(f"-- {vendor}/{name} model {model}: {table}")
+        print(migration_script(table, plan))
+    return 0

@@ -1,0 +1,254 @@
+"""``ingest registry DIR``: load an Iglu static registry (``schemas/<vendor>/<name>/<format>/<M-R-A>``).
+
+Registries are small (hundreds of files), so files are read on the driver; only the writes go
+through Spark. A file is rejected to ``audit.registry_rejected`` when it is not JSON, has no
+``self`` block, its ``self`` block disagrees with its path, its version is not SchemaVer, it is
+not a valid draft-04 schema, or it changes a version that is already registered (schemas are
+immutable). Re-ingesting the same directory changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft4Validator
+from jsonschema.exceptions import SchemaError
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.types import IntegerType, StringType, StructField, StructType, TimestampType
+
+from python_jobs.errors import UserFacingError
+from python_jobs.keys import name_uuid
+from python_jobs.registry.columns import schema_hash
+from python_jobs.registry.schemaver import SchemaKey, SchemaVer, SchemaVerError, gap_report, parse_schemaver
+from python_jobs.settings import Settings
+
+SUPPORTED_FORMAT = "jsonschema"
+
+REGISTRY_SCHEMAS = StructType(
+    [
+        StructField("schema_uri", StringType(), nullable=False),  # iglu:vendor/name/format/M-R-A
+        StructField("vendor", StringType(), nullable=False),
+        StructField("name", StringType(), nullable=False),
+        StructField("format", StringType(), nullable=False),
+        StructField("version", StringType(), nullable=False),
+        StructField("model", IntegerType(), nullable=False),
+        StructField("revision", IntegerType(), nullable=False),
+        StructField("addition", IntegerType(), nullable=False),
+        StructField("schema_json", StringType(), nullable=False),  # the file as written
+        StructField("schema_hash", StringType(), nullable=False),  # sha-256 of the canonical JSON
+        StructField("source_file", StringType(), nullable=False),  # relative to the registry root
+        StructField("ingest_batch_id", StringType(), nullable=False),
+        StructField("ingested_at", TimestampType(), nullable=False),
+    ]
+)
+
+REGISTRY_REJECTED = StructType(
+    [
+        StructField("reject_id", StringType(), nullable=False),
+        StructField("source_file", StringType(), nullable=False),
+        StructField("reason", StringType(), nullable=False),
+        StructField("raw_text", StringType()),
+        StructField("ingest_batch_id", StringType(), nullable=False),
+        StructField("ingested_at", TimestampType(), nullable=False),
+    ]
+)
+
+
+@dataclass(frozen=True)
+class RegistrySchema:
+    key: SchemaKey
+    schema: dict[str, Any]
+    text: str
+    digest: str
+    source_file: str
+
+
+@dataclass(frozen=True)
+class RegistryRejection:
+    source_file: str
+    reason: str
+    text: str | None
+
+
+@dataclass(frozen=True)
+class RegistryIngestReport:
+    files: int
+    accepted: int
+    already_present: int
+    rejected: int
+    gaps: list[str]
+
+    def lines(self) -> list[str]:
+        lines = [
+            f"registry: {self.files} file(s) read, {self.accepted} schema(s) added, "
+            f"{self.already_present} already registered, {self.rejected} rejected "
+            "(see audit.registry_rejected)"
+        ]
+        lines += [f"warning: version gap: {gap}" for gap in self.gaps]
+        return lines
+
+
+def registry_files(root: Path) -> list[Path]:
+    schemas_dir = root / "schemas"
+    if not schemas_dir.is_dir():
+        raise UserFacingError(f"{root} is not a static registry: it has no schemas/ folder")
+    return sorted(p for p in schemas_dir.rglob("*") if p.is_file() and not p.name.startswith("."))
+
+
+def check_schema_file(relative: Sequence[str], text: str) -> RegistrySchema | RegistryRejection:
+    """``relative`` is the path under ``schemas/``: (vendor, name, format, version) when well placed."""
+    source = "schemas/" + "/".join(relative)
+    if len(relative) != 4:
+        return RegistryRejection(source, "not at schemas/<vendor>/<name>/<format>/<version>", text)
+    try:
+        document = json.loads(text)
+    except ValueError as error:
+        return RegistryRejection(source, f"invalid JSON: {error}", text)
+    problem = _self_block_problem(relative, document)
+    if problem:
+        return RegistryRejection(source, problem, text)
+    vendor, name, format_, version_text = relative
+    if format_ != SUPPORTED_FORMAT:
+        return RegistryRejection(source, f"format {format_!r} is not supported (only {SUPPORTED_FORMAT})", text)
+    try:
+        version = parse_schemaver(version_text)
+    except SchemaVerError as error:
+        return RegistryRejection(source, str(error), text)
+    try:
+        Draft4Validator.check_schema(document)
+    except SchemaError as error:
+        return RegistryRejection(source, f"not a valid draft-04 JSON Schema: {error.message}", text)
+    if "object" not in _types(document) and not document.get("properties"):
+        return RegistryRejection(source, "the root of a self-describing schema must be an object schema", text)
+    key = SchemaKey(vendor, name, format_, version)
+    return RegistrySchema(key, document, text, schema_hash(document), source)
+
+
+def _types(document: dict[str, Any]) -> set[str]:
+    declared = document.get("type", [])
+    return {declared} if isinstance(declared, str) else set(declared)
+
+
+def _self_block_problem(relative: Sequence[str], document: Any) -> str | None:
+    if not isinstance(document, dict):
+        return "not a JSON object"
+    block = document.get("self")
+    if not isinstance(block, dict):
+        return "no `self` block (vendor, name, format, version)"
+    fields = ("vendor", "name", "format", "version")
+    absent = [f for f in fields if not isinstance(block.get(f), str)]
+    if absent:
+        return f"`self` block lacks {', '.join(absent)}"
+    mismatches = [
+        f"self.{f} is {block[f]!r} but the path says {part!r}"
+        for f, part in zip(fields, relative, strict=True)
+        if block[f] != part
+    ]
+    return "; ".join(mismatches) or None
+
+
+def classify(
+    checked: Sequence[RegistrySchema | RegistryRejection], registered: dict[str, str]
+) -> tuple[list[RegistrySchema], int, list[RegistryRejection]]:
+    """Splits checked files into new schemas, already-registered ones, and rejections.
+
+    ``registered`` maps schema URI -> schema hash of what the warehouse already holds.
+    """
+    new: list[RegistrySchema] = []
+    already = 0
+    rejected: list[RegistryRejection] = []
+    for item in checked:
+        if isinstance(item, RegistryRejection):
+            rejected.append(item)
+            continue
+        known_hash = registered.get(item.key.uri)
+        if known_hash is None:
+            new.append(item)
+        elif known_hash == item.digest:
+            already += 1
+        else:
+            rejected.append(
+                RegistryRejection(
+                    item.source_file,
+                    f"{item.key.uri} is already registered with different content "
+                    f"(hash {known_hash[:12]}, this file {item.digest[:12]}); published schemas are immutable, "
+                    "publish a new version instead",
+                    item.text,
+                )
+            )
+    return new, already, rejected
+
+
+def ensure_registry_tables(spark: SparkSession, settings: Settings) -> None:
+    for layer, name, schema in (
+        ("raw", "registry_schemas", REGISTRY_SCHEMAS),
+        ("audit", "registry_rejected", REGISTRY_REJECTED),
+    ):
+        create_table_if_absent(spark, settings.table(layer, name), schema)
+
+
+def create_table_if_absent(spark: SparkSession, table: str, schema: StructType) -> None:
+    if not spark.catalog.tableExists(table):
+        spark.createDataFrame([], schema).write.format("parquet").saveAsTable(table)
+
+
+def registered_hashes(spark: SparkSession, settings: Settings) -> dict[str, str]:
+    rows = spark.table(settings.table("raw", "registry_schemas")).select("schema_uri", "schema_hash").collect()
+    return {row.schema_uri: row.schema_hash for row in rows}
+
+
+def ingest_registry(spark: SparkSession, settings: Settings, root: Path) -> RegistryIngestReport:
+    root = root.resolve()
+    files = registry_files(root)
+    checked = [
+        check_schema_file(path.relative_to(root / "schemas").parts, path.read_text(encoding="utf-8", errors="replace"))
+        for path in files
+    ]
+    ensure_registry_tables(spark, settings)
+    new, already, rejected = classify(checked, registered_hashes(spark, settings))
+    batch_id = name_uuid("registry_batch:" + ",".join(sorted(s.source_file + ":" + s.digest for s in new)))
+    now = datetime.now(UTC).replace(tzinfo=None)
+    _append(spark, settings.table("raw", "registry_schemas"), REGISTRY_SCHEMAS,
+            [_schema_row(s, batch_id, now) for s in new])
+    _append_rejections(spark, settings, rejected, batch_id, now)
+    return RegistryIngestReport(len(files), len(new), already, len(rejected), registry_gaps(spark, settings))
+
+
+def registry_gaps(spark: SparkSession, settings: Settings) -> list[str]:
+    """Gap lines over everything the warehouse has registered, not only this batch."""
+    rows = spark.table(settings.table("raw", "registry_schemas")).select("vendor", "name", "version").collect()
+    by_family: dict[str, set[SchemaVer]] = {}
+    for row in rows:
+        by_family.setdefault(f"{row.vendor}/{row.name}", set()).add(parse_schemaver(row.version))
+    return [line for family in sorted(by_family) for line in gap_report(family, by_family[family])]
+
+
+def _schema_row(item: RegistrySchema, batch_id: str, now: datetime) -> tuple[Any, ...]:
+    key = item.key
+    return (key.uri, key.vendor, key.name, key.format, str(key.version), key.version.model,
+            key.version.revision, key.version.addition, item.text, item.digest, item.source_file, batch_id, now)
+
+
+def _append_rejections(
+    spark: SparkSession, settings: Settings, rejected: Sequence[RegistryRejection], batch_id: str, now: datetime
+) -> None:
+    table = settings.table("audit", "registry_rejected")
+    known = {row.reject_id for row in spark.table(table).select("reject_id").collect()}
+    rows = []
+    for item in rejected:
+        reject_id = name_uuid(f"registry_rejected:{item.source_file}:{item.reason}:{item.text}")
+        if reject_id not in known:
+            known.add(reject_id)
+            rows.append((reject_id, item.source_file, item.reason, item.text, batch_id, now))
+    _append(spark, table, REGISTRY_REJECTED, rows)
+
+
+def _append(spark: SparkSession, table: str, schema: StructType, rows: Sequence[tuple[Any, ...]]) -> None:
+    if rows:
+        frame: DataFrame = spark.createDataFrame(list(rows), schema)
+        frame.write.mode("append").format("parquet").saveAsTable(table)

@@ -1,0 +1,1 @@
+"""Pure helpers of the OpenLineage capability: input discovery, schema tokens, synthetic events."""

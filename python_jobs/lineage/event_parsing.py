@@ -1,0 +1,241 @@
+"""Column expressions that parse and validate OpenLineage events once, inside Spark.
+
+The event text is parsed a single time with ``from_json`` against ``PARSE_SCHEMA``:
+
+* facets are ``map<facet name, JSON text>`` (Spark keeps a nested object as its compact JSON text
+  when the target type is a string), so a 10 MB facet is copied, never expanded into columns;
+* the scalars we validate are ``variant`` so their JSON type can be checked (``"runId": 7`` is a
+  number, not a string, even though Spark would happily turn it into the string ``"7"``);
+* ``_corrupt_record`` is filled whenever some part of the event does not fit the schema, which is
+  how a structure of the wrong type (``"run": "x"``, ``"inputs": {}``) is detected.
+
+Every function here returns a Column; nothing collects rows to the driver.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+
+CORRUPT_COLUMN = "_corrupt_record"
+
+_FACETS = "map<string, string>"
+PARSE_SCHEMA = (
+    "struct<"
+    "eventTime: variant, eventType: variant, producer: variant, schemaURL: variant, "
+    f"run: struct<runId: variant, facets: {_FACETS}>, "
+    f"job: struct<namespace: variant, name: variant, facets: {_FACETS}>, "
+    f"inputs: array<struct<namespace: variant, name: variant, facets: {_FACETS}, inputFacets: {_FACETS}>>, "
+    f"outputs: array<struct<namespace: variant, name: variant, facets: {_FACETS}, outputFacets: {_FACETS}>>, "
+    f"dataset: struct<namespace: variant, name: variant, facets: {_FACETS}>, "
+    f"{CORRUPT_COLUMN}: string>"
+)
+PARSE_OPTIONS = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT_COLUMN}
+
+EVENT_TYPES = ("START", "RUNNING", "COMPLETE", "ABORT", "FAIL", "OTHER")
+UUID_PATTERN = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+# ISO-8601 date-time: seconds and a fraction of up to 9 digits are optional, the offset too.
+TIMESTAMP_PATTERN = r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?([Zz]|[+-]\d{2}(:?\d{2})?)?$"
+OFFSET_PATTERN = r"([Zz]|[+-]\d{2}(:?\d{2})?)$"
+# Test fixtures of OpenLineage integrations: Jinja-like matchers and json-unit placeholders.
+PLACEHOLDER_PATTERN = r"\{\{.*\}\}|\$\{json-unit\.[^}]*\}"
+
+
+def parse_event(text: Column) -> Column:
+    return F.from_json(text, PARSE_SCHEMA, PARSE_OPTIONS)
+
+
+def json_type(value: Column) -> Column:
+    """``STRING``, ``BIGINT``, ``OBJECT<...>``...; null when the key is absent or JSON null."""
+    return F.call_function("schema_of_variant", value)
+
+
+def as_string(value: Column) -> Column:
+    """The value of a JSON string; null for any other JSON type."""
+    string_value = F.call_function("variant_get", value, F.lit("$"), F.lit("string"))
+    return F.when(json_type(value) == F.lit("STRING"), string_value)
+
+
+# The scalar fields that are validated: label → path inside the parsed struct.
+SCALARS = {
+    "eventTime": ("eventTime",),
+    "eventType": ("eventType",),
+    "producer": ("producer",),
+    "schemaURL": ("schemaURL",),
+    "run.runId": ("run", "runId"),
+    "job.namespace": ("job", "namespace"),
+    "job.name": ("job", "name"),
+    "dataset.namespace": ("dataset", "namespace"),
+    "dataset.name": ("dataset", "name"),
+}
+STRUCTURES = ("run", "job", "inputs", "outputs", "dataset")
+
+
+def _at(parsed: Column, path: tuple[str, ...]) -> Column:
+    column = parsed
+    for part in path:
+        column = column[part]
+    return column
+
+
+def text_col(label: str) -> str:
+    return f"s_{label.replace('.', '_')}"
+
+
+def type_col(label: str) -> str:
+    return f"t_{label.replace('.', '_')}"
+
+
+def extract_checked_fields(parsed: Column) -> list[Column]:
+    """Columns that ``rejection_reason`` and the contract read: each checked scalar as text and as
+    its JSON type, which structures are present, and the event kind. Selecting them in a stage of
+    their own keeps Spark from re-evaluating them in every check."""
+    columns: list[Column] = []
+    for label, path in SCALARS.items():
+        value = _at(parsed, path)
+        columns.append(as_string(value).alias(text_col(label)))
+        columns.append(F.lower(json_type(value)).alias(type_col(label)))
+    for name in STRUCTURES:
+        columns.append(parsed[name].isNotNull().alias(f"has_{name}"))
+    columns.append(parsed[CORRUPT_COLUMN].isNotNull().alias("is_corrupt"))
+    columns.append(parsed.isNull().alias("is_empty"))
+    for side in ("inputs", "outputs"):
+        for field in ("namespace", "name"):
+            blank = F.exists(parsed[side], _blank_field(field))
+            columns.append(blank.alias(f"{side}_without_{field}"))
+    return columns
+
+
+def _blank_field(field: str):
+    def check(entry: Column) -> Column:
+        return F.coalesce(as_string(entry[field]), F.lit("")) == F.lit("")
+
+    return check
+
+
+def event_kind() -> Column:
+    """RunEvent when a run is present; otherwise DatasetEvent or JobEvent. A kind named by the
+    schemaURL fragment wins (events of spec 1-x have neither kinds nor such fragments)."""
+    url = F.coalesce(F.col(text_col("schemaURL")), F.lit(""))
+    return (
+        F.when(url.endswith("/RunEvent"), F.lit("RunEvent"))
+        .when(url.endswith("/DatasetEvent"), F.lit("DatasetEvent"))
+        .when(url.endswith("/JobEvent"), F.lit("JobEvent"))
+        .when(F.col("has_run"), F.lit("RunEvent"))
+        .when(F.col("has_dataset"), F.lit("DatasetEvent"))
+        .when(F.col("has_job"), F.lit("JobEvent"))
+    )
+
+
+def _required_string(label: str) -> list[tuple[Column, Column]]:
+    """Checks for a required string: present, a string, not blank, not a test placeholder."""
+    text, kind = F.col(text_col(label)), F.col(type_col(label))
+    return [
+        (kind.isNull(), F.lit(f"missing required field {label}")),
+        (text.isNull(), F.concat(F.lit(f"{label} must be a string, got "), kind)),
+        (F.trim(text) == F.lit(""), F.lit(f"{label} is empty")),
+        (text.rlike(PLACEHOLDER_PATTERN), F.concat(F.lit(f"{label} is a template placeholder: "), text)),
+    ]
+
+
+def _optional_string(label: str) -> list[tuple[Column, Column]]:
+    text, kind = F.col(text_col(label)), F.col(type_col(label))
+    return [(kind.isNotNull() & text.isNull(), F.concat(F.lit(f"{label} must be a string, got "), kind))]
+
+
+def rejection_reason(kind: Column) -> Column:
+    """The first problem of an event, or null when it is accepted (reads ``extract_checked_fields``)."""
+    wrong_typed = F.concat_ws(", ", *[F.when(~F.col(f"has_{name}"), F.lit(name)) for name in STRUCTURES])
+    nothing_parsed = ~F.col("has_run") & ~F.col("has_job") & ~F.col("has_dataset") & ~F.col("has_inputs")
+    nothing_parsed = nothing_parsed & ~F.col("has_outputs") & F.col(type_col("eventTime")).isNull()
+    event_time = F.col(text_col("eventTime"))
+    event_type = F.col(text_col("eventType"))
+    run_id = F.col(text_col("run.runId"))
+
+    common: list[tuple[Column, Column]] = [
+        (F.col("is_empty"), F.lit("empty record")),
+        (nothing_parsed & F.col("is_corrupt"), F.lit("not valid JSON or not a JSON object")),
+        (F.col("is_corrupt"), F.concat(F.lit("a field has the wrong JSON type (one of: "), wrong_typed, F.lit(")"))),
+        (kind.isNull(), F.lit("not an OpenLineage event: it has no run, job or dataset")),
+        *[
+            (F.col(text_col(label)).rlike(PLACEHOLDER_PATTERN),
+             F.concat(F.lit(f"{label} is a template placeholder: "), F.col(text_col(label))))
+            for label in SCALARS
+        ],
+        *_required_string("eventTime"),
+        (
+            ~event_time.rlike(TIMESTAMP_PATTERN) | F.to_timestamp(event_time).isNull(),
+            F.concat(F.lit("eventTime is not an ISO-8601 date-time: "), event_time),
+        ),
+        *_required_string("producer"),
+        *_optional_string("schemaURL"),
+        *_optional_string("eventType"),
+        (
+            event_type.isNotNull() & ~F.upper(event_type).isin(*EVENT_TYPES),
+            F.concat(F.lit("eventType must be one of " + ", ".join(EVENT_TYPES) + ", got "), event_type),
+        ),
+    ]
+    per_kind = {
+        "RunEvent": [
+            *_required_string("run.runId"),
+            (~run_id.rlike(UUID_PATTERN), F.concat(F.lit("run.runId is not a UUID: "), run_id)),
+            *_required_string("job.namespace"),
+            *_required_string("job.name"),
+        ],
+        "JobEvent": [
+            (F.col("has_run"), F.lit("a JobEvent must not have a run")),
+            *_required_string("job.namespace"),
+            *_required_string("job.name"),
+        ],
+        "DatasetEvent": [
+            (F.col("has_run") | F.col("has_job"), F.lit("a DatasetEvent must not have a run or job")),
+            *_required_string("dataset.namespace"),
+            *_required_string("dataset.name"),
+        ],
+    }
+    guarded = list(common)
+    for name, checks in per_kind.items():
+        guarded += [((kind == F.lit(name)) & condition, text) for condition, text in checks]
+    for side in ("inputs", "outputs"):
+        for field in ("namespace", "name"):
+            guarded.append((F.col(f"{side}_without_{field}"), F.lit(f"an entry of {side} has no {field} string")))
+    reason = F.when(*guarded[0])
+    for condition, text in guarded[1:]:
+        reason = reason.when(condition, text)
+    return reason
+
+
+def event_time_utc() -> Column:
+    """UTC timestamp (microseconds: Spark truncates nanoseconds); no offset means UTC."""
+    return F.to_timestamp(F.col(text_col("eventTime")))
+
+
+def has_offset() -> Column:
+    return F.col(text_col("eventTime")).rlike(OFFSET_PATTERN)
+
+
+def dataset_reference(entry: Column, extra_facets: str | None) -> Column:
+    """One dataset of an event in the ``DATASET_REFERENCE`` shape of the ingest contract."""
+    empty = F.lit(None).cast(_FACETS)
+    return F.struct(
+        as_string(entry["namespace"]).alias("namespace"),
+        as_string(entry["name"]).alias("name"),
+        entry["facets"].alias("facets"),
+        (entry["inputFacets"] if extra_facets == "input" else empty).alias("input_facets"),
+        (entry["outputFacets"] if extra_facets == "output" else empty).alias("output_facets"),
+    )
+
+
+def parent_field(parsed: Column, path: str) -> Column:
+    """A field of the ``parent`` run facet, e.g. ``$.run.runId``."""
+    return F.get_json_object(parsed["run"]["facets"].getItem("parent"), path)
+
+
+def canonical_event(parsed: Column) -> Column:
+    """Compact JSON of every spec field of the event: whitespace and unknown top-level keys do not count.
+
+    A transport that delivers an event twice resends the same document, so this text is the same
+    for both copies and its hash is the event id.
+    """
+    fields = ["eventTime", "eventType", "producer", "schemaURL", "run", "job", "inputs", "outputs", "dataset"]
+    return F.to_json(F.struct(*[parsed[name].alias(name) for name in fields]))

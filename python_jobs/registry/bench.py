@@ -1,0 +1,119 @@
+"""``bench registry``: figures for registry ingest, event validation and typed-table loads.
+
+Runs in its own schema prefix (``bench_registry_``), rebuilt from scratch each time, on synthetic
+checkout events generated from the sample registry (a tenth of them invalid).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import SparkSession
+
+from python_jobs.dbt import run_dbt
+from python_jobs.ingest.events import ingest_events
+from python_jobs.ingest.registry import ingest_registry
+from python_jobs.registry.catalog import RegisteredSchema, model_plans
+from python_jobs.settings import LAYERS, SAMPLES_DIR, Settings
+from python_jobs.spark import ensure_schemas
+
+BENCH_PREFIX = "bench_registry_"
+SAMPLE_REGISTRY = SAMPLES_DIR / "registry"
+BUILD_SELECTION = ["stg_registry_schemas", "stg_sd_events", "registry_columns", "registry_versions",
+                   "com_example_checkout_1"]
+
+
+@dataclass(frozen=True)
+class Figure:
+    step: str
+    rows: int
+    seconds: float
+
+    def line(self) -> str:
+        rate = f"{self.rows / self.seconds:,.0f}" if self.rows and self.seconds > 0 else "-"
+        return f"| {self.step:<44} | {self.rows:>9,} | {self.seconds:>8.2f} | {rate:>10} |"
+
+
+def synthetic_events(count: int, seed: int, offset: int = 0) -> list[str]:
+    """Checkout events over versions 1-0-0..1-0-2; every tenth one is invalid in a rotating way."""
+    rng = random.Random(seed)
+    lines = []
+    for index in range(offset, offset + count):
+        version = ("1-0-0", "1-0-1", "1-0-2")[index % 3]
+        data: dict[str, Any] = {
+            "orderId": f"o-{index}", "total": round(rng.uniform(0, 5000), 2), "currency": rng.choice(["EUR", "USD"]),
+            "itemCount": rng.randint(1, 20), "customer": {"id": f"c-{rng.randint(1, 500)}", "isMember": True},
+        }
+        if version != "1-0-0":
+            data.update(channel="web", placedAt="2026-03-01T10:00:00Z", tags=["x"], giftWrap=False)
+        if version == "1-0-2":
+            data.update(loyaltyPoints=rng.randint(0, 10**6))
+        if index % 10 == 9:
+            data[("itemCount", "voucher", "customer")[index % 3]] = "bad"
+        lines.append(json.dumps({"schema": f"iglu:com.example/checkout/jsonschema/{version}", "data": data}))
+    return lines
+
+
+def _timed(step: str, rows: int, action: Callable[[], Any]) -> tuple[Figure, Any]:
+    started = time.perf_counter()
+    result = action()
+    return Figure(step, rows, time.perf_counter() - started), result
+
+
+def drop_bench_schemas(spark: SparkSession, settings: Settings) -> None:
+    for layer in LAYERS:
+        spark.sql(f"drop database if exists {settings.schema(layer)} cascade")
+
+
+def run_bench(spark: SparkSession, base: Settings, events: int) -> list[Figure]:
+    settings = base.with_prefix(BENCH_PREFIX)
+    drop_bench_schemas(spark, settings)
+    ensure_schemas(spark, settings, LAYERS)
+    figures: list[Figure] = []
+    with tempfile.TemporaryDirectory(prefix="bench-registry-") as folder:
+        first = Path(folder) / "first.ndjson"
+        first.write_text("\n".join(synthetic_events(events, seed=1)) + "\n")
+        more = Path(folder) / "more.ndjson"
+        more.write_text("\n".join(synthetic_events(max(events // 10, 1), seed=2, offset=events)) + "\n")
+
+        figure, _ = _timed("ingest registry (samples)", 9, lambda: ingest_registry(spark, settings, SAMPLE_REGISTRY))
+        figures.append(figure)
+        figure, report = _timed("ingest + validate events", events, lambda: ingest_events(spark, settings, first))
+        figures.append(figure)
+        figures.append(Figure(f"  accepted {report.accepted:,} / rejected {report.rejected:,}", 0, 0.0))
+        figure, _ = _timed("re-ingest the same file (0 new)", events, lambda: ingest_events(spark, settings, first))
+        figures.append(figure)
+        build = ["build", "--indirect-selection", "cautious", "--select", *BUILD_SELECTION]
+        figure, _ = _timed("dbt build: create + load typed table", report.accepted, lambda: run_dbt(settings, build))
+        figures.append(figure)
+        figure, _ = _timed("dbt build: no new events", 0, lambda: run_dbt(settings, build))
+        figures.append(figure)
+        figure, more_report = _timed("ingest +10% events", events // 10, lambda: ingest_events(spark, settings, more))
+        figures.append(figure)
+        figure, _ = _timed("dbt build: +10% events", more_report.new, lambda: run_dbt(settings, build))
+        figures.append(figure)
+    figures.append(_plan_figure())
+    drop_bench_schemas(spark, settings)
+    return figures
+
+
+def _plan_figure(repeat: int = 200) -> Figure:
+    folder = SAMPLE_REGISTRY / "schemas" / "com.example" / "checkout" / "jsonschema"
+    schemas = [RegisteredSchema("com.example", "checkout", "jsonschema", p.name, p.read_text())
+               for p in sorted(folder.iterdir())]
+    figure, _ = _timed("column plan of checkout (3 versions) x200", repeat,
+                       lambda: [model_plans(schemas) for _ in range(repeat)])
+    return figure
+
+
+def render(figures: list[Figure]) -> str:
+    header = f"| {'step':<44} | {'rows':>9} | {'seconds':>8} | {'rows/s':>10} |"
+    rule = "|" + "-" * 46 + "|" + "-" * 11 + "|" + "-" * 10 + "|" + "-" * 12 + "|"
+    return "\n".join([header, rule, *(f.line() for f in figures)])

@@ -1,0 +1,176 @@
+"""Registry ingest and typed tables on real Spark and dbt, each test in its own schema prefix."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from decimal import Decimal
+from pathlib import Path
+
+from python_jobs.commands.registry import SAMPLE_EVENTS, SAMPLE_REGISTRY, load_samples
+from python_jobs.dbt import run_dbt
+from python_jobs.ingest.events import ingest_events
+from python_jobs.ingest.registry import ingest_registry
+from python_jobs.registry.catalog import RegisteredSchema, model_plans
+from python_jobs.registry.ddl import EVENT_COLUMNS, column_definitions
+
+CHECKOUT_DIR = SAMPLE_REGISTRY / "schemas" / "com.example" / "checkout" / "jsonschema"
+REGISTRY_MODELS = ["stg_registry_schemas", "stg_sd_events", "registry_columns", "registry_versions"]
+EVENT_NAMES = [name for name, _ in EVENT_COLUMNS]
+
+
+def registry_with(tmp_path: Path, versions: list[str]) -> Path:
+    root = tmp_path / f"registry_{len(versions)}"
+    target = root / "schemas" / "com.example" / "checkout" / "jsonschema"
+    target.mkdir(parents=True)
+    for version in versions:
+        shutil.copy(CHECKOUT_DIR / version, target / version)
+    return root
+
+
+def checkout_event(version: str, order: str, **extra) -> str:
+    data = {"orderId": order, "total": 12.34, "currency": "EUR", "itemCount": 2,
+            "customer": {"id": f"c-{order}", "isMember": True}, **extra}
+    return json.dumps({"schema": f"iglu:com.example/checkout/jsonschema/{version}", "data": data})
+
+
+def events_file(tmp_path: Path, name: str, lines: list[str]) -> Path:
+    path = tmp_path / f"{name}.ndjson"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def build(settings, *models: str) -> None:
+    # cautious: the other typed tables' tests read registry_columns too, but their tables are not built here
+    run_dbt(settings, ["build", "--indirect-selection", "cautious", "--select", *REGISTRY_MODELS, *models])
+
+
+def table_columns(spark, table: str) -> list[tuple[str, str]]:
+    return [(f.name, f.dataType.simpleString()) for f in spark.table(table).schema.fields]
+
+
+def rows_by_order(spark, table: str, columns: list[str]) -> dict[str, dict]:
+    return {row["order_id"]: row.asDict() for row in spark.table(table).select(*columns).collect()}
+
+
+V101_EXTRA = {"channel": "web", "placedAt": "2026-03-01T10:00:00Z", "deliveryDate": "2026-03-05",
+              "giftWrap": True, "discountRate": 0.5, "tags": ["a", "b"], "paymentDetails": {"k": [1, 2]},
+              "shippingMethod": "express"}
+
+V1_COLUMNS = ["currency", "customer__id", "customer__is_member", "item_count", "order_id", "total", "coupon",
+              "customer__email"]
+V101_COLUMNS = ["channel", "delivery_date", "discount_rate", "gift_wrap", "payment_details", "placed_at",
+                "shipping_method", "tags"]
+V102_COLUMNS = ["loyalty_points", "store_http_referrer"]
+
+
+def test_table_evolves_through_three_versions_and_keeps_old_rows(spark, isolated_settings, tmp_path):
+    settings = isolated_settings
+    table = settings.table("registry", "com_example_checkout_1")
+
+    # 1-0-0: the table is created in registry order.
+    ingest_registry(spark, settings, registry_with(tmp_path, ["1-0-0"]))
+    first = events_file(tmp_path, "first", [checkout_event("1-0-0", "o1", coupon="SPRING"),
+                                            checkout_event("1-0-0", "o2")])
+    report = ingest_events(spark, settings, first)
+    assert (report.read, report.accepted, report.new, report.rejected) == (2, 2, 2, 0)
+    build(settings, "com_example_checkout_1")
+    assert [name for name, _ in table_columns(spark, table)] == EVENT_NAMES + V1_COLUMNS
+    before = rows_by_order(spark, table, ["event_id", *V1_COLUMNS])
+    assert before["o1"]["total"] == Decimal("12.34") and before["o1"]["coupon"] == "SPRING"
+
+    # 1-0-1 adds eight properties (one required): appended after all 1-0-0 columns, old rows untouched.
+    ingest_registry(spark, settings, registry_with(tmp_path, ["1-0-0", "1-0-1"]))
+    second = events_file(tmp_path, "second", [checkout_event("1-0-1", "o3", **V101_EXTRA)])
+    report = ingest_events(spark, settings, second)
+    assert (report.read, report.new) == (1, 1)
+    assert ingest_events(spark, settings, first).new == 0  # re-ingesting changes nothing
+    build(settings, "com_example_checkout_1")
+    assert [name for name, _ in table_columns(spark, table)] == EVENT_NAMES + V1_COLUMNS + V101_COLUMNS
+    after = rows_by_order(spark, table, ["event_id", *V1_COLUMNS, *V101_COLUMNS])
+    for order in ("o1", "o2"):
+        assert {k: after[order][k] for k in before[order]} == before[order]
+        assert all(after[order][c] is None for c in V101_COLUMNS)
+    o3 = after["o3"]
+    assert (o3["channel"], o3["gift_wrap"], o3["shipping_method"]) == ("web", True, "express")
+    assert str(o3["placed_at"]) == "2026-03-01 10:00:00" and str(o3["delivery_date"]) == "2026-03-05"
+    assert json.loads(o3["tags"]) == ["a", "b"] and json.loads(o3["payment_details"]) == {"k": [1, 2]}
+
+    # 1-0-2 adds two more; the full DDL of ddl.py matches the table the materialization built.
+    registry = registry_with(tmp_path, ["1-0-0", "1-0-1", "1-0-2"])
+    ingest_registry(spark, settings, registry)
+    third = events_file(tmp_path, "third", [
+        checkout_event("1-0-2", "o4", **V101_EXTRA, loyaltyPoints=12345678901, storeHTTPReferrer="https://x/"),
+    ])
+    ingest_events(spark, settings, third)
+    build(settings, "com_example_checkout_1")
+    columns = table_columns(spark, table)
+    assert [name for name, _ in columns] == EVENT_NAMES + V1_COLUMNS + V101_COLUMNS + V102_COLUMNS
+    schemas = [RegisteredSchema("com.example", "checkout", "jsonschema", p.name, p.read_text())
+               for p in (registry / "schemas/com.example/checkout/jsonschema").iterdir()]
+    plan = model_plans(schemas)[("com.example", "checkout", 1)]
+    assert [f"{name} {kind.upper()}" for name, kind in columns] == column_definitions(plan.columns)
+    final = rows_by_order(spark, table, ["event_id", "schema_version", *V1_COLUMNS, *V101_COLUMNS, *V102_COLUMNS])
+    assert {k: final["o3"][k] for k in after["o3"]} == after["o3"]
+    assert final["o4"]["loyalty_points"] == 12345678901 and final["o4"]["store_http_referrer"] == "https://x/"
+    assert final["o1"]["loyalty_points"] is None
+    assert sorted(r["schema_version"] for r in final.values()) == ["1-0-0", "1-0-0", "1-0-1", "1-0-2"]
+
+    # Column-count guard: the table gains a column this load does not know (a newer registry migrated it
+    # while we ran). The load names its columns, so nothing shifts and the unknown column stays NULL.
+    spark.sql(f"alter table {table} add columns (future_column string)")
+    fourth = events_file(tmp_path, "fourth", [checkout_event("1-0-2", "o5", **V101_EXTRA, loyaltyPoints=7)])
+    ingest_events(spark, settings, fourth)
+    build(settings, "com_example_checkout_1")
+    guarded = {row["order_id"]: row.asDict() for row in spark.table(table).collect()}
+    assert len(guarded) == 5 and spark.table(table).count() == 5  # nothing loaded twice
+    assert guarded["o5"]["loyalty_points"] == 7 and guarded["o5"]["channel"] == "web"
+    assert guarded["o5"]["future_column"] is None and guarded["o5"]["total"] == Decimal("12.34")
+    assert {k: guarded["o4"][k] for k in final["o4"]} == final["o4"]
+
+
+def test_samples_breaking_change_recovery_rejections_and_idempotent_ingest(spark, isolated_settings):
+    settings = isolated_settings
+    load_samples(spark, settings)
+    load_samples(spark, settings)  # the second ingest adds nothing anywhere
+    raw_events = spark.table(settings.table("raw", "sd_events"))
+    rejected = spark.table(settings.table("audit", "sd_events_rejected"))
+    read = sum(1 for line in (SAMPLE_EVENTS / "events.ndjson").read_text().splitlines() if line.strip())
+    distinct = raw_events.count()
+    duplicates_in_file = 1
+    assert distinct + duplicates_in_file + rejected.count() == read
+    reasons = {row.source_line: row.reason for row in rejected.collect()}
+    assert reasons[12] == "unknown property 'voucher' at /"
+    assert reasons[13] == "wrong type at /total: expected number, got string"
+    assert "missing required property 'channel' at /" in reasons[14]
+    assert "missing required property 'isMember' at /customer" in reasons[14]
+    assert reasons[15].startswith("wrong format at /placedAt: expected date-time")
+    assert reasons[16].startswith("unknown schema: iglu:com.example/refund/jsonschema/1-0-0")
+    assert reasons[17].startswith("invalid JSON")
+    assert reasons[18].startswith("not a self-describing event")
+    registry_rejections = {
+        row.source_file: row.reason for row in spark.table(settings.table("audit", "registry_rejected")).collect()
+    }
+    assert registry_rejections == {
+        "schemas/com.example/broken/jsonschema/1-0-0": "self.name is 'checkout' but the path says 'broken'",
+        "schemas/com.example/broken/jsonschema/1-0-x": (
+            "'1-0-x' is not a SchemaVer: expected MODEL-REVISION-ADDITION, three non-negative integers without "
+            "leading zeros, e.g. 1-0-2"
+        ),
+    }
+
+    run_dbt(settings, ["build", "--select", *REGISTRY_MODELS, "path:models/registry/tables"])
+    page_views = settings.table("registry", "com_example_page_view_1")
+    versions = {r.version: r.asDict() for r in spark.table(settings.table("registry", "registry_versions")).collect()
+                if r.name == "page_view"}
+    suffix = versions["1-1-0"]["table_suffix"]
+    assert suffix.startswith("_recovered_") and len(suffix) == len("_recovered_") + 8
+    assert versions["1-1-0"]["conflicts"] == "`referrer`: STRING since 1-0-0, BIGINT in 1-1-0"
+    recovered = spark.table(page_views + suffix)
+    assert dict(table_columns(spark, page_views + suffix))["referrer"] == "bigint"
+    assert [(r.schema_version, r.referrer, r.title) for r in recovered.collect()] == [("1-1-0", 42, "Docs")]
+    assert {r.schema_version for r in spark.table(page_views).collect()} == {"1-0-0"}
+    assert dict(table_columns(spark, page_views))["referrer"] == "string"
+    signup = {r.version: r.missing_before for r in spark.table(settings.table("registry", "registry_versions"))
+              .where("name = 'signup'").collect()}
+    assert signup == {"1-0-0": "", "1-0-2": "1-0-1"}
