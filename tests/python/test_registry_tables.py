@@ -10,7 +10,7 @@ from pathlib import Path
 from python_jobs.commands.registry import SAMPLE_EVENTS, SAMPLE_REGISTRY, load_samples
 from python_jobs.dbt import run_dbt
 from python_jobs.ingest.events import ingest_events
-from python_jobs.ingest.registry import ingest_registry
+from python_jobs.ingest.registry import breaking_versions, ingest_registry
 from python_jobs.registry.catalog import RegisteredSchema, model_plans
 from python_jobs.registry.ddl import EVENT_COLUMNS, column_definitions
 
@@ -40,9 +40,9 @@ def events_file(tmp_path: Path, name: str, lines: list[str]) -> Path:
     return path
 
 
-def build(settings, *models: str) -> None:
+def build(settings, *models: str, command: str = "build") -> None:
     # cautious: the other typed tables' tests read registry_columns too, but their tables are not built here
-    run_dbt(settings, ["build", "--indirect-selection", "cautious", "--select", *REGISTRY_MODELS, *models])
+    run_dbt(settings, [command, "--indirect-selection", "cautious", "--select", *REGISTRY_MODELS, *models])
 
 
 def table_columns(spark, table: str) -> list[tuple[str, str]]:
@@ -74,7 +74,7 @@ def test_table_evolves_through_three_versions_and_keeps_old_rows(spark, isolated
                                             checkout_event("1-0-0", "o2")])
     report = ingest_events(spark, settings, first)
     assert (report.read, report.accepted, report.new, report.rejected) == (2, 2, 2, 0)
-    build(settings, "com_example_checkout_1")
+    build(settings, "com_example_checkout_1", command="run")  # the data tests run once, in the last build
     assert [name for name, _ in table_columns(spark, table)] == EVENT_NAMES + V1_COLUMNS
     before = rows_by_order(spark, table, ["event_id", *V1_COLUMNS])
     assert before["o1"]["total"] == Decimal("12.34") and before["o1"]["coupon"] == "SPRING"
@@ -85,7 +85,7 @@ def test_table_evolves_through_three_versions_and_keeps_old_rows(spark, isolated
     report = ingest_events(spark, settings, second)
     assert (report.read, report.new) == (1, 1)
     assert ingest_events(spark, settings, first).new == 0  # re-ingesting changes nothing
-    build(settings, "com_example_checkout_1")
+    build(settings, "com_example_checkout_1", command="run")
     assert [name for name, _ in table_columns(spark, table)] == EVENT_NAMES + V1_COLUMNS + V101_COLUMNS
     after = rows_by_order(spark, table, ["event_id", *V1_COLUMNS, *V101_COLUMNS])
     for order in ("o1", "o2"):
@@ -103,7 +103,7 @@ def test_table_evolves_through_three_versions_and_keeps_old_rows(spark, isolated
         checkout_event("1-0-2", "o4", **V101_EXTRA, loyaltyPoints=12345678901, storeHTTPReferrer="https://x/"),
     ])
     ingest_events(spark, settings, third)
-    build(settings, "com_example_checkout_1")
+    build(settings, "com_example_checkout_1", command="run")
     columns = table_columns(spark, table)
     assert [name for name, _ in columns] == EVENT_NAMES + V1_COLUMNS + V101_COLUMNS + V102_COLUMNS
     schemas = [RegisteredSchema("com.example", "checkout", "jsonschema", p.name, p.read_text())
@@ -158,6 +158,10 @@ def test_samples_breaking_change_recovery_rejections_and_idempotent_ingest(spark
             "leading zeros, e.g. 1-0-2"
         ),
     }
+
+    [breaking] = breaking_versions(spark, settings)
+    assert breaking.startswith("com.example/page_view 1-1-0: `referrer`: STRING since 1-0-0, BIGINT in 1-1-0 -> ")
+    assert breaking.endswith("not com_example_page_view_1")
 
     run_dbt(settings, ["build", "--select", *REGISTRY_MODELS, "path:models/registry/tables"])
     page_views = settings.table("registry", "com_example_page_view_1")
