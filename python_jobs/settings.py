@@ -8,6 +8,7 @@ LINEAGE_SCHEMA_PREFIX  prefix of every database, for isolated copies of the ware
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +42,8 @@ def load_settings() -> Settings:
     os.environ["LINEAGE_HOME"] = str(home)
     os.environ.setdefault("LINEAGE_LOG4J", str(PROJECT_DIR / "conf" / "log4j2.properties"))
     os.environ.setdefault("DBT_PROFILES_DIR", str(PROJECT_DIR))
+    # Python workers must use this interpreter (it has pyarrow and python_jobs), not whatever python3 is on PATH.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     return Settings(
         project_dir=PROJECT_DIR,
         lineage_home=home,

@@ -17,10 +17,10 @@
 {#- {exists, seq, offset} of a state table: the snapshot and changelog offset it reflects (-1: none). -#}
 {% macro changelog_read_state(state_relation) -%}
     {%- set state = {'exists': false, 'seq': -1, 'offset': -1} -%}
-    {%- set found = adapter.get_relation(
-        database=state_relation.database, schema=state_relation.schema, identifier=state_relation.identifier
-    ) -%}
-    {%- if found is not none -%}
+    {#- Asks the metastore, not dbt's relation cache: hooks drop and create this table behind dbt's back. -#}
+    {%- set found = run_query(
+        "show tables in " ~ state_relation.schema ~ " like '" ~ state_relation.identifier ~ "'") -%}
+    {%- if found.rows | length > 0 -%}
         {%- set properties = {} -%}
         {%- for row in run_query('show tblproperties ' ~ state_relation) -%}
             {%- do properties.update({row[0]: row[1]}) -%}
@@ -34,6 +34,25 @@
         {%- endif -%}
     {%- endif -%}
     {{ return(state) }}
+{%- endmacro %}
+
+{#-
+  The snapshots registered on a raw snapshot table, in order: [{seq, snapshot_time, system_time}].
+  Ingest registers each snapshot as a table property once its rows are written (an empty
+  snapshot has no rows but is registered all the same).
+-#}
+{% macro changelog_loaded_snapshots(source_relation) -%}
+    {%- set prefix = 'changelog.snapshot.' -%}
+    {%- set snapshots = [] -%}
+    {%- for row in run_query('show tblproperties ' ~ source_relation) -%}
+        {%- if row[0].startswith(prefix) -%}
+            {%- set parts = row[1].split('|') -%}
+            {%- do snapshots.append({
+                'seq': row[0][prefix | length:] | int, 'snapshot_time': parts[0], 'system_time': parts[1]
+            }) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {{ return(snapshots | sort(attribute='seq')) }}
 {%- endmacro %}
 
 {#- A column name as the source spells it; fails when the source has no such column. -#}
@@ -78,6 +97,7 @@
     {%- set event_column = changelog_resolve_column(event_time_column, columns, 'event time')
         if event_time_column is not none else none -%}
 
+    {%- set loaded = changelog_loaded_snapshots(source_relation) -%}
     {%- set incremental = is_incremental() -%}
     {%- set state_relation = changelog_state_relation(this) -%}
     {%- set state = changelog_read_state(state_relation) if incremental else {'exists': false, 'seq': -1, 'offset': -1} -%}
@@ -97,34 +117,27 @@
         {%- if tail_max_offset is not none -%}
             {%- set has_tail = true -%}
             {%- set next_offset = (tail_max_offset | int) + 1 -%}
-            {%- set tail_seq = changelog_single_value(
-                "select max(snapshot_seq) from " ~ source_relation ~ " where snapshot_seq > " ~ state.seq
-                ~ " and system_time <= timestamp'" ~ tail.columns[1].values()[0] ~ "'") -%}
-            {%- set processed_seq = [processed_seq, (tail_seq | int) if tail_seq is not none else -1] | max -%}
+            {%- set tail_system_time = tail.columns[1].values()[0] -%}
+            {%- set absorbed = [processed_seq] -%}
+            {%- for snapshot in loaded if snapshot.system_time <= tail_system_time -%}
+                {%- do absorbed.append(snapshot.seq) -%}
+            {%- endfor -%}
+            {%- set processed_seq = absorbed | max -%}
         {%- endif -%}
     {%- endif -%}
 
-    {%- set pending_query -%}
-        select snapshot_seq,
-               date_format(min(snapshot_time), 'yyyy-MM-dd HH:mm:ss.SSSSSS') as snapshot_time,
-               date_format(min(system_time), 'yyyy-MM-dd HH:mm:ss.SSSSSS') as system_time
-        from {{ source_relation }}
-        where snapshot_seq > {{ processed_seq }}
-        group by snapshot_seq
-        order by snapshot_seq
-    {%- endset -%}
     {%- set pending = [] -%}
-    {%- for row in run_query(pending_query) -%}
+    {%- for snapshot in loaded if snapshot.seq > processed_seq -%}
         {%- set expected = processed_seq + 1 + loop.index0 -%}
-        {%- if (row[0] | int) != expected -%}
+        {%- if snapshot.seq != expected -%}
             {{ exceptions.raise_compiler_error(
-                "snapshot_to_changelog: " ~ source_relation ~ " has snapshot " ~ row[0] ~ " where snapshot "
+                "snapshot_to_changelog: " ~ source_relation ~ " has snapshot " ~ snapshot.seq ~ " where snapshot "
                 ~ expected ~ " was expected; snapshot numbers must be consecutive") }}
         {%- endif -%}
-        {%- do pending.append({'seq': row[0] | int, 'snapshot_time': row[1], 'system_time': row[2]}) -%}
+        {%- do pending.append(snapshot) -%}
     {%- endfor -%}
     {%- if pending | length > 0 -%}
-        {%- do changelog_check_keys(source_relation, key_columns, processed_seq) -%}
+        {%- do changelog_check_keys(source_relation, key_columns, processed_seq, pending[-1].seq) -%}
     {%- endif -%}
 
     {{ return({
@@ -145,14 +158,14 @@
 {%- endmacro %}
 
 {#- Refuses pending snapshots with NULL or duplicate keys before anything is written. -#}
-{% macro changelog_check_keys(source_relation, keys, processed_seq) -%}
+{% macro changelog_check_keys(source_relation, keys, processed_seq, through_seq) -%}
     {%- set key_list = changelog_column_list(keys) -%}
     {%- set null_checks = [] -%}
     {%- for key in keys -%}{%- do null_checks.append(adapter.quote(key) ~ ' is null') -%}{%- endfor -%}
     {%- set check_query -%}
         select snapshot_seq, {{ key_list }}, count(*) as copies
         from {{ source_relation }}
-        where snapshot_seq > {{ processed_seq }}
+        where snapshot_seq > {{ processed_seq }} and snapshot_seq <= {{ through_seq }}
         group by snapshot_seq, {{ key_list }}
         having count(*) > 1 or {{ null_checks | join(' or ') }}
         order by snapshot_seq, {{ key_list }}

@@ -74,7 +74,7 @@ pending_snapshots as (
 incoming as (
     select {{ changelog_column_list(columns) }}, snapshot_seq
     from {{ source_relation }}
-    where snapshot_seq > {{ plan.processed_seq }}
+    where snapshot_seq > {{ plan.processed_seq }} and snapshot_seq <= {{ plan.through_seq }}
 ),
 
 timeline as (

@@ -10,17 +10,15 @@
 {%- endmacro %}
 
 {% macro default__name_uuid(expr) -%}
-    {#- md5 hex; set the version nibble (13th hex digit) to 3 and the variant bits (17th) to 10xx -#}
-    lower(concat_ws('-',
-        substr(md5({{ expr }}), 1, 8),
-        substr(md5({{ expr }}), 9, 4),
-        concat('3', substr(md5({{ expr }}), 14, 3)),
-        concat(
-            lower(hex((cast(conv(substr(md5({{ expr }}), 17, 1), 16, 10) as int) & 3) | 8)),
-            substr(md5({{ expr }}), 18, 3)
-        ),
-        substr(md5({{ expr }}), 21, 12)
-    ))
+    {#- md5 hex; set the version nibble (13th hex digit) to 3 and the variant bits (17th) to 10xx.
+        The lambda binds the digest once: the key expression is evaluated (and compiled) once. -#}
+    element_at(transform(array(md5({{ expr }})), h -> concat_ws('-',
+        substr(h, 1, 8),
+        substr(h, 9, 4),
+        concat('3', substr(h, 14, 3)),
+        concat(lower(hex((cast(conv(substr(h, 17, 1), 16, 10) as int) & 3) | 8)), substr(h, 18, 3)),
+        substr(h, 21, 12)
+    )), 1)
 {%- endmacro %}
 
 {#- Natural keys: the string each entity's uuid is derived from. -#}
@@ -39,4 +37,10 @@
 {#- One version per dataset per run that wrote it: START and COMPLETE of a run collapse into it. -#}
 {% macro dataset_version_uuid(namespace_expr, name_expr, run_id_expr) -%}
     {{ name_uuid("concat('dataset_version:', " ~ namespace_expr ~ ", ':', " ~ name_expr ~ ", ':', " ~ run_id_expr ~ ")") }}
+{%- endmacro %}
+
+{#- A field of a dataset, keyed like Marquez's dataset_fields: (dataset, name, type). -#}
+{% macro dataset_field_uuid(namespace_expr, name_expr, field_name_expr, field_type_expr) -%}
+    {{ name_uuid("concat_ws(':', 'dataset_field', " ~ namespace_expr ~ ", " ~ name_expr ~ ", "
+        ~ field_name_expr ~ ", " ~ field_type_expr ~ ")") }}
 {%- endmacro %}

@@ -86,13 +86,15 @@
     {%- for column in compared -%}
         {%- do same_row.append('expected.' ~ adapter.quote(column) ~ ' <=> projected.' ~ adapter.quote(column)) -%}
     {%- endfor %}
+    {%- set loaded = changelog_loaded_snapshots(snapshots) if execute else [] -%}
+    {%- set checked = [] -%}
+    {%- for snapshot in loaded if not state.exists or snapshot.seq <= state.seq -%}
+        {%- do checked.append("(" ~ snapshot.seq ~ ", timestamp'" ~ snapshot.system_time ~ "')") -%}
+    {%- endfor -%}
+    {%- if checked | length == 0 -%}{%- do checked.append("(-1, timestamp'1970-01-01 00:00:00')") -%}{%- endif %}
     with processed_snapshots as (
-        select snapshot_seq, min(system_time) as system_time
-        from {{ snapshots }}
-        {%- if state.exists %}
-        where snapshot_seq <= {{ state.seq }}
-        {%- endif %}
-        group by snapshot_seq
+        select snapshot_seq, system_time
+        from values {{ checked | join(', ') }} as loaded (snapshot_seq, system_time)
     ),
 
     changelog_rows as (
@@ -115,9 +117,9 @@
     ),
 
     expected as (
-        select {{ snapshots }}.snapshot_seq, {{ changelog_column_list(compared) }}
-        from {{ snapshots }}
-        inner join processed_snapshots on {{ snapshots }}.snapshot_seq = processed_snapshots.snapshot_seq
+        select snapshot_rows.snapshot_seq, {{ changelog_column_list(compared, 'snapshot_rows') }}
+        from {{ snapshots }} as snapshot_rows
+        inner join processed_snapshots on snapshot_rows.snapshot_seq = processed_snapshots.snapshot_seq
     )
 
     select

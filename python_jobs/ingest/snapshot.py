@@ -38,10 +38,12 @@ CHANGELOG_SYSTEM_COLUMNS = ("offset", "op", "system_time", "event_time")
 RAW_METADATA_COLUMNS = ("snapshot_time", "system_time", "source_file", "ingested_at", "snapshot_seq")
 RESERVED_COLUMNS = tuple(dict.fromkeys(CHANGELOG_SYSTEM_COLUMNS + RAW_METADATA_COLUMNS))
 PRIMARY_KEY_PROPERTY = "changelog.primary_key"
+# One table property per loaded snapshot: "<snapshot_time>|<system_time>|<rows>". Partitions cannot
+# describe an empty snapshot, and reading properties costs no scan.
+SNAPSHOT_PROPERTY_PREFIX = "changelog.snapshot."
 CORRUPT_COLUMN = "_corrupt_record"
 FORMATS = ("csv", "parquet", "ndjson")
 EXAMPLE_LIMIT = 5
-TIMESTAMP_PATTERN = "yyyy-MM-dd HH:mm:ss.SSSSSS"
 DATASET_NAME = re.compile(r"^[a-z][a-z0-9_]{0,99}$")
 
 REJECTIONS_SCHEMA = StructType(
@@ -221,28 +223,41 @@ def read_snapshot_file(spark: SparkSession, path: Path, file_format: str) -> Dat
     raise UserFacingError(f"unknown format {file_format!r}; use one of {', '.join(FORMATS)}")
 
 
+def count_rows(frame: DataFrame) -> tuple[int, int]:
+    """(rows, malformed rows) in one pass."""
+    malformed = F.count(F.col(CORRUPT_COLUMN)) if CORRUPT_COLUMN in frame.columns else F.lit(0)
+    row = frame.agg(F.count(F.lit(1)).alias("rows"), malformed.alias("malformed")).first()
+    return int(row["rows"]), int(row["malformed"])
+
+
 def corrupt_examples(frame: DataFrame) -> list[str]:
-    if CORRUPT_COLUMN not in frame.columns:
-        return []
-    # Spark refuses queries that reference only the corrupt column of a raw file read; cache first.
-    rows = frame.cache().where(F.col(CORRUPT_COLUMN).isNotNull()).select(CORRUPT_COLUMN).limit(EXAMPLE_LIMIT).collect()
+    rows = frame.where(F.col(CORRUPT_COLUMN).isNotNull()).select(CORRUPT_COLUMN).limit(EXAMPLE_LIMIT).collect()
     return [str(row[0])[:200] for row in rows]
 
 
 def key_problems(frame: DataFrame, primary_key: Sequence[str]) -> list[str]:
-    """Examples of NULL and duplicate keys, as readable strings; empty when the key is sound."""
+    """Examples of NULL and duplicate keys, as readable strings; empty when the key is sound (one Spark job)."""
     key_cols = [F.col(f"`{c}`") for c in primary_key]
-    null_rows = frame.where(" or ".join(f"`{c}` is null" for c in primary_key)).select(*key_cols).limit(EXAMPLE_LIMIT)
-    nulls = [_key_text(primary_key, row) for row in null_rows.collect()]
-    duplicate_rows = (
-        frame.groupBy(*key_cols).count().where("count > 1").orderBy(*key_cols).limit(EXAMPLE_LIMIT).collect()
+    any_null = " or ".join(f"`{c}` is null" for c in primary_key)
+    offending = (
+        frame.groupBy(*key_cols)
+        .agg(F.count(F.lit(1)).alias("copies"))
+        .where(f"copies > 1 or {any_null}")
+        .orderBy(*key_cols)
+        .limit(2 * EXAMPLE_LIMIT)
+        .collect()
     )
-    duplicates = [f"{_key_text(primary_key, row)} x{row['count']}" for row in duplicate_rows]
+    nulls = [_key_text(primary_key, row) for row in offending if any(row[c] is None for c in primary_key)]
+    duplicates = [
+        f"{_key_text(primary_key, row)} x{row['copies']}"
+        for row in offending
+        if row["copies"] > 1 and all(row[c] is not None for c in primary_key)
+    ]
     problems = []
     if nulls:
-        problems.append(f"NULL primary key values, e.g. {'; '.join(nulls)}")
+        problems.append(f"NULL primary key values, e.g. {'; '.join(nulls[:EXAMPLE_LIMIT])}")
     if duplicates:
-        problems.append(f"duplicate primary keys, e.g. {'; '.join(duplicates)}")
+        problems.append(f"duplicate primary keys, e.g. {'; '.join(duplicates[:EXAMPLE_LIMIT])}")
     return problems
 
 
@@ -264,31 +279,36 @@ def table_exists(spark: SparkSession, table: str) -> bool:
     return spark.catalog.tableExists(table)
 
 
-def loaded_snapshots(spark: SparkSession, table: str) -> list[LoadedSnapshot]:
-    # Timestamps travel as text: collecting them as datetimes would shift them into the local zone.
-    rows = (
-        spark.table(table)
-        .groupBy("snapshot_seq")
-        .agg(
-            F.date_format(F.min("snapshot_time"), TIMESTAMP_PATTERN).alias("snapshot_time"),
-            F.date_format(F.min("system_time"), TIMESTAMP_PATTERN).alias("system_time"),
-        )
-        .orderBy("snapshot_seq")
-        .collect()
-    )
-    return [
-        LoadedSnapshot(
-            int(r["snapshot_seq"]), datetime.fromisoformat(r["snapshot_time"]), datetime.fromisoformat(r["system_time"])
-        )
-        for r in rows
+def table_properties(spark: SparkSession, table: str) -> dict[str, str]:
+    return {row["key"]: row["value"] for row in spark.sql(f"show tblproperties {table}").collect()}
+
+
+def snapshot_property(snapshot: LoadedSnapshot, rows: int) -> tuple[str, str]:
+    """The table property that registers a loaded snapshot; the changelog macro reads these."""
+    times = [
+        value.isoformat(sep=" ", timespec="microseconds") for value in (snapshot.snapshot_time, snapshot.system_time)
     ]
+    return f"{SNAPSHOT_PROPERTY_PREFIX}{snapshot.snapshot_seq:09d}", f"{times[0]}|{times[1]}|{rows}"
+
+
+def parse_snapshot_properties(properties: dict[str, str]) -> list[LoadedSnapshot]:
+    snapshots = []
+    for key, value in properties.items():
+        if key.startswith(SNAPSHOT_PROPERTY_PREFIX):
+            snapshot_time, system_time, _rows = value.split("|")
+            seq = int(key.removeprefix(SNAPSHOT_PROPERTY_PREFIX))
+            snapshots.append(
+                LoadedSnapshot(seq, datetime.fromisoformat(snapshot_time), datetime.fromisoformat(system_time))
+            )
+    return sorted(snapshots, key=lambda snapshot: snapshot.snapshot_seq)
+
+
+def loaded_snapshots(spark: SparkSession, table: str) -> list[LoadedSnapshot]:
+    return parse_snapshot_properties(table_properties(spark, table))
 
 
 def recorded_primary_key(spark: SparkSession, table: str) -> list[str]:
-    for row in spark.sql(f"show tblproperties {table}").collect():
-        if row["key"] == PRIMARY_KEY_PROPERTY:
-            return parse_primary_key(row["value"])
-    return []
+    return parse_primary_key(table_properties(spark, table).get(PRIMARY_KEY_PROPERTY))
 
 
 def data_columns_of(spark: SparkSession, table: str) -> StructType:
@@ -390,10 +410,35 @@ def _ingest(
 ) -> SnapshotLoad:
     source = str(path.resolve())
     raw = read_snapshot_file(spark, path, detect_format(path, file_format)).cache()
-    rows_read = raw.count()
-    malformed = corrupt_examples(raw)
-    if malformed:
-        raise SnapshotRejected("malformed_record", f"{source}: malformed records, e.g. {malformed}", rows_read)
+    rows_read, malformed_rows = count_rows(raw)
+    try:
+        if malformed_rows:
+            examples = corrupt_examples(raw)
+            raise SnapshotRejected(
+                "malformed_record", f"{source}: {malformed_rows} malformed record(s), e.g. {examples}"
+            )
+        return _check_and_append(
+            spark, table, dataset, source, raw, rows_read, snapshot_time, system_time, primary_key, ingested_at
+        )
+    except SnapshotRejected as rejection:
+        rejection.rows_read = rows_read if rejection.rows_read is None else rejection.rows_read
+        raise
+    finally:
+        raw.unpersist()
+
+
+def _check_and_append(
+    spark: SparkSession,
+    table: str,
+    dataset: str,
+    source: str,
+    raw: DataFrame,
+    rows_read: int,
+    snapshot_time: datetime,
+    system_time: datetime | None,
+    primary_key: list[str],
+    ingested_at: datetime,
+) -> SnapshotLoad:
     frame = raw.drop(CORRUPT_COLUMN)
     problems = column_name_problems(frame.columns)
     if problems:
@@ -458,11 +503,16 @@ def _ingest(
         timestamp_literal(ingested_at).alias("ingested_at"),
         F.lit(seq).cast("bigint").alias("snapshot_seq"),
     )
+    properties = [snapshot_property(LoadedSnapshot(seq, snapshot_time, effective_system_time), rows_read)]
     if exists:
+        # A partition without its property is the leftover of an interrupted load: replace it.
+        spark.sql(f"alter table {table} drop if exists partition (snapshot_seq = {seq})")
         out.write.insertInto(table)
     else:
         out.write.format("parquet").partitionBy("snapshot_seq").saveAsTable(table)
         if primary_key:
-            spark.sql(f"alter table {table} set tblproperties ('{PRIMARY_KEY_PROPERTY}' = '{','.join(primary_key)}')")
-    raw.unpersist()
+            properties.append((PRIMARY_KEY_PROPERTY, ",".join(primary_key)))
+    # Registering the snapshot is the commit point: readers ignore partitions without a property.
+    assignments = ", ".join(f"'{key}' = '{value}'" for key, value in properties)
+    spark.sql(f"alter table {table} set tblproperties ({assignments})")
     return SnapshotLoad(dataset, table, seq, snapshot_time, effective_system_time, rows_read, already_loaded=False)

@@ -1,0 +1,89 @@
+{#
+  current_facets(scope, key_column, label_columns, condition): one row per entity of `scope` with
+  its facets merged into one JSON object. Rows are taken first to last by event time, then ingest
+  order, then their place in the event (inputs before outputs, `facets` before the input/output
+  maps); for each facet name the last body wins whole (no deep merge). `label_columns` are carried
+  from the entity's latest row.
+#}
+{% macro current_facets(scope, key_column, label_columns, condition='true') -%}
+with entity_rows as (
+    select
+        {{ key_column }} as entity_key,
+        {%- for column in label_columns %}
+        {{ column }},
+        {%- endfor %}
+        name,
+        body_hash,
+        named_struct(
+            'event_time', lineage_event_time,
+            'ingest_seq', ingest_seq,
+            'role_order', case dataset_role when 'input' then 1 when 'output' then 2 else 0 end,
+            'entry_position', entry_position,
+            'section_order', case section when 'facets' then 0 else 1 end
+        ) as facet_order
+    from {{ ref('facet_refs') }}
+    where
+        scope = '{{ scope }}'
+        and disposition = 'accepted'
+        and {{ key_column }} is not null
+        and {{ condition }}
+),
+
+latest_per_name as (
+    select
+        entity_key,
+        name,
+        max_by(body_hash, facet_order) as body_hash
+    from entity_rows
+    group by entity_key, name
+),
+
+entity_labels as (
+    select
+        entity_key,
+        {%- for column in label_columns %}
+        max_by({{ column }}, facet_order) as {{ column }},
+        {%- endfor %}
+        max(facet_order.event_time) as last_lineage_event_time,
+        max(facet_order.ingest_seq) as last_ingest_seq
+    from entity_rows
+    group by entity_key
+),
+
+merged as (
+    select
+        latest_per_name.entity_key,
+        count(*) as facet_count,
+        concat(
+            '{',
+            array_join(
+                transform(
+                    array_sort(collect_list(named_struct(
+                        'name', latest_per_name.name,
+                        'member', {{ facet_json_object('latest_per_name.name', 'facet_bodies.body') }}
+                    ))),
+                    facet_member -> substr(facet_member.member, 2, length(facet_member.member) - 2)
+                ),
+                ','
+            ),
+            '}'
+        ) as facets
+    from latest_per_name
+    inner join {{ ref('facet_bodies') }} as facet_bodies
+        on latest_per_name.body_hash = facet_bodies.body_hash
+    group by latest_per_name.entity_key
+)
+
+select
+    merged.entity_key as {{ key_column }},
+    {%- for column in label_columns %}
+    entity_labels.{{ column }},
+    {%- endfor %}
+    merged.facets,
+    merged.facet_count,
+    entity_labels.last_lineage_event_time,
+    entity_labels.last_ingest_seq
+from merged
+inner join entity_labels
+    on merged.entity_key = entity_labels.entity_key
+{%- endmacro %}

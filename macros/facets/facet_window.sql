@@ -1,0 +1,30 @@
+{#
+  Incremental windows over `ingest_seq`. Bounds are looked up when the model is compiled, so the
+  filter reaches Spark as a literal and Parquet statistics can skip the row groups already loaded.
+#}
+{#- One integer aggregate (e.g. `max(ingest_seq)`) of a relation, or none when it is empty. -#}
+{% macro facet_scalar(relation, aggregate, condition='true') -%}
+    {%- if not execute -%}
+        {{ return(none) }}
+    {%- endif -%}
+    {%- set result = run_query('select ' ~ aggregate ~ ' as scalar_value from ' ~ relation ~ ' where ' ~ condition) -%}
+    {%- set value = result.columns[0].values()[0] -%}
+    {{ return(none if value is none else value | int) }}
+{%- endmacro %}
+
+{% macro facet_seq_predicate(column, after=none, upto=none) -%}
+    {%- set bounds = [] -%}
+    {%- if after is not none -%}
+        {%- do bounds.append(column ~ ' > ' ~ (after | int)) -%}
+    {%- endif -%}
+    {%- if upto is not none -%}
+        {%- do bounds.append(column ~ ' <= ' ~ (upto | int)) -%}
+    {%- endif -%}
+    {{- bounds | join(' and ') if bounds else 'true' -}}
+{%- endmacro %}
+
+{#- The batch-window var: the backfill command sets it to load a long history in bounded chunks. -#}
+{% macro facet_ingest_seq_upto() -%}
+    {%- set upto = var('facet_ingest_seq_upto', none) -%}
+    {{ return(none if upto is none or upto == '' else upto | int) }}
+{%- endmacro %}

@@ -1,0 +1,190 @@
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='append',
+    )
+}}
+{#-
+  One row per facet found in an event, whatever became of it (accepted, dropped by the drop-list,
+  or rejected as malformed), so that read = accepted + dropped + rejected reconciles per event.
+  Bodies are not stored here: accepted rows reference the canonical body by its hash, and the
+  first row to see a hash (stores_body) is the one `facet_bodies` copies the text from.
+-#}
+{%- set seq_after = facet_scalar(this, 'max(ingest_seq)') if is_incremental() else none -%}
+
+with
+{{ facet_entry_ctes(ref('stg_lineage_events'), facet_seq_predicate('source_events.ingest_seq', seq_after, facet_ingest_seq_upto())) }},
+
+classification as (
+    select
+        lower(facet_name) as facet_name_lower,
+        max(facet_type) as facet_type
+    from {{ ref('facet_classification') }}
+    group by lower(facet_name)
+),
+
+checked_entries as (
+    select
+        facet_row_key,
+        event_id,
+        ingest_seq,
+        event_kind,
+        event_type,
+        event_time,
+        run_id,
+        job_namespace,
+        job_name,
+        source_file,
+        source_line,
+        scope,
+        section,
+        dataset_role,
+        entry_position,
+        dataset_namespace,
+        dataset_name,
+        facet_name,
+        octet_length(body_text) as facet_bytes,
+        {{ facet_is_dropped('facet_name') }} as is_dropped,
+        case
+            when not {{ facet_is_dropped('facet_name') }} then {{ facet_canonical_json('body_text') }}
+        end as canonical_body
+    from facet_entries
+),
+
+classified_entries as (
+    select
+        checked_entries.facet_row_key,
+        checked_entries.event_id,
+        checked_entries.ingest_seq,
+        checked_entries.event_kind,
+        checked_entries.event_type,
+        checked_entries.event_time,
+        checked_entries.run_id,
+        checked_entries.job_namespace,
+        checked_entries.job_name,
+        checked_entries.source_file,
+        checked_entries.source_line,
+        checked_entries.scope,
+        checked_entries.section,
+        checked_entries.dataset_role,
+        checked_entries.entry_position,
+        checked_entries.dataset_namespace,
+        checked_entries.dataset_name,
+        checked_entries.facet_name,
+        checked_entries.facet_bytes,
+        case
+            when checked_entries.is_dropped then 'dropped'
+            when checked_entries.facet_name = '' then 'rejected'
+            when checked_entries.canonical_body is null then 'rejected'
+            when not startswith(checked_entries.canonical_body, '{') then 'rejected'
+            else 'accepted'
+        end as disposition,
+        case
+            when checked_entries.is_dropped then null
+            when checked_entries.facet_name = '' then 'facet name is empty'
+            when checked_entries.canonical_body is null then 'facet body is not valid JSON (or repeats a key)'
+            when not startswith(checked_entries.canonical_body, '{') then 'facet body is not a JSON object'
+        end as reject_reason,
+        case
+            when checked_entries.section = 'inputFacets' then 'INPUT'
+            when checked_entries.section = 'outputFacets' then 'OUTPUT'
+            when checked_entries.section = 'facets' then coalesce(classification.facet_type, 'UNKNOWN')
+        end as facet_type,
+        {{ facet_body_hash('checked_entries.canonical_body') }} as canonical_hash,
+        octet_length(checked_entries.canonical_body) as body_bytes
+    from checked_entries
+    left join classification
+        on
+            checked_entries.section = 'facets'
+            and lower(checked_entries.facet_name) = classification.facet_name_lower
+),
+
+stored_hashes as (
+    {%- if is_incremental() %}
+        select body_hash from {{ this }} where stores_body
+    {%- else %}
+        select cast(null as string) as body_hash where false
+    {%- endif %}
+),
+
+ranked_entries as (
+    select
+        facet_row_key,
+        event_id,
+        ingest_seq,
+        event_kind,
+        event_type,
+        event_time,
+        run_id,
+        job_namespace,
+        job_name,
+        source_file,
+        source_line,
+        scope,
+        section,
+        dataset_role,
+        entry_position,
+        dataset_namespace,
+        dataset_name,
+        facet_name,
+        facet_bytes,
+        disposition,
+        reject_reason,
+        facet_type,
+        case when disposition = 'accepted' then canonical_hash end as body_hash,
+        case when disposition = 'accepted' then body_bytes end as body_bytes,
+        row_number() over (
+            partition by disposition, canonical_hash order by ingest_seq, facet_row_key
+        ) as hash_occurrence
+    from classified_entries
+)
+
+select
+    ranked_entries.facet_row_key,
+    ranked_entries.scope,
+    ranked_entries.section,
+    ranked_entries.dataset_role,
+    ranked_entries.entry_position,
+    case
+        when ranked_entries.scope = 'dataset'
+            then {{ dataset_uuid('ranked_entries.dataset_namespace', 'ranked_entries.dataset_name') }}
+    end as dataset_uuid,
+    ranked_entries.dataset_namespace,
+    ranked_entries.dataset_name,
+    case
+        when ranked_entries.dataset_role = 'output' and ranked_entries.run_id is not null
+            then {{ dataset_version_uuid('ranked_entries.dataset_namespace', 'ranked_entries.dataset_name', 'ranked_entries.run_id') }}
+    end as dataset_version_uuid,
+    case
+        when ranked_entries.job_name is not null
+            then {{ job_uuid('ranked_entries.job_namespace', 'ranked_entries.job_name') }}
+    end as job_uuid,
+    ranked_entries.job_namespace,
+    ranked_entries.job_name,
+    ranked_entries.run_id,
+    ranked_entries.event_time as lineage_event_time,
+    ranked_entries.event_type as lineage_event_type,
+    ranked_entries.event_kind,
+    ranked_entries.facet_type as type,
+    ranked_entries.facet_name as name,
+    ranked_entries.disposition,
+    ranked_entries.reject_reason,
+    ranked_entries.body_hash,
+    ranked_entries.body_bytes,
+    ranked_entries.facet_bytes,
+    coalesce(
+        ranked_entries.disposition = 'accepted'
+        and ranked_entries.hash_occurrence = 1
+        and stored_hashes.body_hash is null,
+        false
+    ) as stores_body,
+    ranked_entries.event_id,
+    ranked_entries.ingest_seq,
+    ranked_entries.source_file,
+    ranked_entries.source_line,
+    current_timestamp() as derived_at
+from ranked_entries
+left join stored_hashes
+    on ranked_entries.body_hash = stored_hashes.body_hash
+{# clustered by entity so that Parquet min/max statistics skip row groups for one-entity lookups #}
+order by ranked_entries.scope, dataset_uuid, job_uuid, ranked_entries.run_id, ranked_entries.ingest_seq

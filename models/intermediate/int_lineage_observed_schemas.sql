@@ -1,0 +1,62 @@
+{{ config(materialized='incremental', incremental_strategy='append') }}
+
+{#- Each distinct field set seen on a dataset, stored once with its fields. `built_through_seq`
+    records how far the events were read, so the next build starts after it. -#}
+with dataset_references as (
+    {{ lineage_dataset_references(lineage_watermark('built_through_seq') if is_incremental() else '-1') }}
+),
+
+observed as (
+    select
+        namespace_name,
+        dataset_name,
+        ingest_seq,
+        event_time,
+        {{ schema_facet_fields('schema_facet') }} as schema_fields
+    from dataset_references
+    where get_json_object(schema_facet, '$.fields') is not null
+),
+
+keyed as (
+    select
+        namespace_name,
+        dataset_name,
+        ingest_seq,
+        event_time,
+        schema_fields,
+        {{ schema_version_uuid('namespace_name', 'dataset_name', 'schema_fields') }} as observed_schema_uuid
+    from observed
+),
+
+distinct_schemas as (
+    select
+        observed_schema_uuid,
+        min(namespace_name) as namespace_name,
+        min(dataset_name) as dataset_name,
+        min_by(schema_fields, ingest_seq) as fields,
+        min(event_time) as first_seen_at,
+        min(ingest_seq) as first_ingest_seq
+    from keyed
+    group by observed_schema_uuid
+),
+
+batch_end as (
+    select max(ingest_seq) as built_through_seq from dataset_references
+)
+
+select
+    distinct_schemas.observed_schema_uuid,
+    {{ dataset_uuid('distinct_schemas.namespace_name', 'distinct_schemas.dataset_name') }} as dataset_uuid,
+    distinct_schemas.namespace_name,
+    distinct_schemas.dataset_name,
+    distinct_schemas.fields,
+    size(array_distinct(transform(distinct_schemas.fields, f -> struct(f.name, f.type)))) as field_count,
+    distinct_schemas.first_seen_at,
+    distinct_schemas.first_ingest_seq,
+    batch_end.built_through_seq
+from distinct_schemas
+cross join batch_end
+{% if is_incremental() %}
+    left anti join {{ this }} as existing
+        on distinct_schemas.observed_schema_uuid = existing.observed_schema_uuid
+{% endif %}

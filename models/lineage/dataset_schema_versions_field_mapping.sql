@@ -1,0 +1,59 @@
+{{ config(materialized='incremental', incremental_strategy='append') }}
+
+{#- Marquez's dataset_schema_versions_field_mapping: the fields of each schema version, written
+    once per schema version (not once per dataset version). -#}
+with new_versions as (
+    select
+        uuid,
+        namespace_name,
+        dataset_name,
+        is_merged,
+        built_through_seq
+    from {{ ref('dataset_schema_versions') }}
+    {% if is_incremental() %}
+        where built_through_seq > {{ lineage_watermark('built_through_seq') }}
+    {% endif %}
+),
+
+merged as (
+    select distinct
+        pointers.dataset_schema_version_uuid,
+        field.name as field_name,
+        field.type as field_type
+    from {{ ref('int_lineage_dataset_version_schemas') }} as pointers
+    lateral view explode(pointers.merged_fields) exploded as field
+    where pointers.dataset_schema_version_uuid in (select uuid from new_versions where is_merged)
+),
+
+observed as (
+    select distinct
+        observed_schemas.observed_schema_uuid as dataset_schema_version_uuid,
+        field.name as field_name,
+        field.type as field_type
+    from {{ ref('int_lineage_observed_schemas') }} as observed_schemas
+    lateral view explode(observed_schemas.fields) exploded as field
+    where observed_schemas.observed_schema_uuid in (select uuid from new_versions where not is_merged)
+),
+
+version_fields as (
+    select
+        dataset_schema_version_uuid,
+        field_name,
+        field_type
+    from merged
+    union
+    select
+        dataset_schema_version_uuid,
+        field_name,
+        field_type
+    from observed
+)
+
+select
+    version_fields.dataset_schema_version_uuid,
+    {{ dataset_field_uuid('new_versions.namespace_name', 'new_versions.dataset_name',
+        'version_fields.field_name', 'version_fields.field_type') }} as dataset_field_uuid,
+    new_versions.built_through_seq
+from version_fields
+inner join new_versions
+    on version_fields.dataset_schema_version_uuid = new_versions.uuid

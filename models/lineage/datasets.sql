@@ -1,0 +1,39 @@
+{{ config(materialized='incremental', incremental_strategy='append') }}
+
+{#- Every dataset named by an event; appended once, when first seen. -#}
+with new_observations as (
+    select
+        dataset_uuid,
+        namespace_name,
+        dataset_name,
+        event_time,
+        ingest_seq
+    from {{ ref('int_lineage_dataset_observations') }}
+    {% if is_incremental() %}
+        where ingest_seq > {{ lineage_watermark() }}
+    {% endif %}
+),
+
+first_seen as (
+    select
+        dataset_uuid,
+        namespace_name,
+        dataset_name,
+        min(event_time) as created_at,
+        min(ingest_seq) as ingest_seq
+    from new_observations
+    group by dataset_uuid, namespace_name, dataset_name
+)
+
+select
+    first_seen.dataset_uuid as uuid,
+    {{ namespace_uuid('first_seen.namespace_name') }} as namespace_uuid,
+    first_seen.namespace_name,
+    first_seen.dataset_name as name,
+    first_seen.created_at,
+    first_seen.ingest_seq
+from first_seen
+{% if is_incremental() %}
+    left anti join {{ this }} as existing
+        on first_seen.dataset_uuid = existing.uuid
+{% endif %}

@@ -1,0 +1,1 @@
+"""Facet tables: helpers for tests, the backfill driver and the facet benchmark."""

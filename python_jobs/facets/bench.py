@@ -1,0 +1,260 @@
+"""``bench facets``: "all current facets of one dataset" from the facet tables against the naive
+query over ``raw.lineage_events`` that parses every event's JSON, on a synthetic history."""
+
+from __future__ import annotations
+
+import json
+import resource
+import shutil
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import SparkSession
+
+from python_jobs.dbt import run_dbt
+from python_jobs.facets.raw_events import contract_row
+from python_jobs.facets.synthetic import NAMESPACE, SyntheticConfig, dataset_name, synthetic_events
+from python_jobs.ingest.lineage_contract import RAW_LINEAGE_EVENTS
+from python_jobs.keys import dataset_uuid
+from python_jobs.settings import LAYERS, Settings
+from python_jobs.spark import ensure_schemas
+
+INPUT_CLASS_FACETS = ("dataqualitymetrics", "dataqualityassertions", "inputstatistics")
+FACET_TABLES = ("facet_refs", "facet_bodies")
+
+
+@dataclass(frozen=True)
+class Measured:
+    seconds: float
+    input_bytes: int
+    result: Any
+
+
+def mib(value: float) -> str:
+    return f"{value / (1024 * 1024):,.1f} MiB"
+
+
+def json_default(value: Any) -> str:
+    return value.isoformat()
+
+
+def write_contract_ndjson(path: Path, config: SyntheticConfig, start: int, stop: int) -> int:
+    """Raw rows as JSON lines, so Spark's JSON reader (not Python) builds the Parquet table."""
+    written = 0
+    with path.open("w", encoding="utf-8") as out:
+        for offset, event in enumerate(synthetic_events(config, start, stop)):
+            row = contract_row(event, start + offset + 1, "bench-facets.ndjson", start + offset + 1, "bench")
+            out.write(json.dumps(row, default=json_default, separators=(",", ":")))
+            out.write("\n")
+            written += 1
+    return written
+
+
+def append_synthetic_raw(
+    spark: SparkSession, settings: Settings, work_dir: Path, config: SyntheticConfig, start: int, stop: int
+) -> int:
+    work_dir.mkdir(parents=True, exist_ok=True)
+    path = work_dir / f"raw-{start}-{stop}.ndjson"
+    written = write_contract_ndjson(path, config, start, stop)
+    frame = spark.read.schema(RAW_LINEAGE_EVENTS).option("mode", "FAILFAST").json(str(path))
+    frame.write.format("parquet").mode("append").saveAsTable(settings.table("raw", "lineage_events"))
+    path.unlink()
+    return written
+
+
+def stage_input_bytes(spark: SparkSession, group: str) -> int:
+    """Bytes read from storage by the jobs of a job group (task input metrics, summed per stage)."""
+    tracker = spark.sparkContext.statusTracker()
+    stage_ids: set[int] = set()
+    for job_id in tracker.getJobIdsForGroup(group):
+        info = tracker.getJobInfo(job_id)
+        if info is not None:
+            stage_ids.update(info.stageIds)
+    store = spark.sparkContext._jsc.sc().statusStore()
+    total = 0
+    for stage_id in stage_ids:
+        for attempt in _stage_attempts(store, stage_id):
+            total += int(attempt.inputBytes())
+    return total
+
+
+def _stage_attempts(store: Any, stage_id: int) -> list[Any]:
+    attempts = store.stageData(stage_id, False, None, False, None)
+    return [attempts.apply(i) for i in range(attempts.size())]
+
+
+def measure(spark: SparkSession, label: str, action: Callable[[], Any]) -> Measured:
+    context = spark.sparkContext
+    group = f"bench-facets-{label}-{time.monotonic_ns()}"
+    context.setJobGroup(group, label)
+    started = time.perf_counter()
+    try:
+        result = action()
+    finally:
+        elapsed = time.perf_counter() - started
+        context.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
+    return Measured(elapsed, stage_input_bytes(spark, group), result)
+
+
+def facet_table_query(settings: Settings, key: str) -> str:
+    view = settings.table("lineage", "current_dataset_facets")
+    return f"select facets from {view} where dataset_uuid = '{key}'"
+
+
+def naive_query(settings: Settings, namespace: str, name: str) -> str:
+    raw = settings.table("raw", "lineage_events")
+    dataset_ref = "struct<namespace:string,name:string,facets:map<string,string>"
+    schema = (
+        f"eventTime string, inputs array<{dataset_ref}>>, "
+        f"outputs array<{dataset_ref},outputFacets:map<string,string>>>, dataset {dataset_ref}>"
+    )
+    match = f"namespace = '{namespace}' and {{ref}}.name = '{name}'"
+    excluded = ", ".join(f"'{n}'" for n in INPUT_CLASS_FACETS)
+    return f"""
+with parsed as (
+    select ingest_seq, from_json(event_json, '{schema}') as event from {raw}
+),
+references as (
+    select ingest_seq, to_timestamp(event.eventTime) as event_time, 1 as role_order, position,
+        dataset_ref.facets as shared_facets, cast(null as map<string, string>) as role_facets
+    from parsed lateral view posexplode(event.inputs) inputs as position, dataset_ref
+    where dataset_ref.{match.format(ref="dataset_ref")}
+    union all
+    select ingest_seq, to_timestamp(event.eventTime), 2, position, dataset_ref.facets, dataset_ref.outputFacets
+    from parsed lateral view posexplode(event.outputs) outputs as position, dataset_ref
+    where dataset_ref.{match.format(ref="dataset_ref")}
+    union all
+    select ingest_seq, to_timestamp(event.eventTime), 0, 0, event.dataset.facets, cast(null as map<string, string>)
+    from parsed where event.dataset.{match.format(ref="event.dataset")}
+),
+entries as (
+    select ingest_seq, event_time, role_order, position, 0 as section_order, facet_name, body
+    from references lateral view explode(shared_facets) shared as facet_name, body
+    where lower(facet_name) not in ({excluded})
+    union all
+    select ingest_seq, event_time, role_order, position, 1, facet_name, body
+    from references lateral view explode(role_facets) specific as facet_name, body
+),
+latest as (
+    select facet_name,
+        max_by(body, named_struct('t', event_time, 's', ingest_seq, 'r', role_order, 'p', position,
+            'o', section_order)) as body
+    from entries group by facet_name
+)
+select facet_name, body from latest
+"""
+
+
+def table_bytes(spark: SparkSession, table: str) -> int:
+    location = next(
+        row.data_type for row in spark.sql(f"describe table extended {table}").collect() if row.col_name == "Location"
+    )
+    jvm = spark.sparkContext._jvm
+    path = jvm.org.apache.hadoop.fs.Path(location)
+    fs = path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
+    return int(fs.getContentSummary(path).getLength())
+
+
+def reset_jvm_peaks(spark: SparkSession) -> None:
+    for pool in spark.sparkContext._jvm.java.lang.management.ManagementFactory.getMemoryPoolMXBeans():
+        pool.resetPeakUsage()
+
+
+def jvm_heap_peak(spark: SparkSession) -> int:
+    total = 0
+    for pool in spark.sparkContext._jvm.java.lang.management.ManagementFactory.getMemoryPoolMXBeans():
+        if str(pool.getType().name()) == "HEAP":
+            total += int(pool.getPeakUsage().getUsed())
+    return total
+
+
+def process_peak_rss(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def median_run(spark: SparkSession, label: str, action: Callable[[], Any], repeat: int) -> Measured:
+    runs = [measure(spark, f"{label}-{i}", action) for i in range(repeat)]
+    seconds = statistics.median(r.seconds for r in runs)
+    return Measured(seconds, runs[-1].input_bytes, runs[-1].result)
+
+
+def run_bench(
+    spark: SparkSession, settings: Settings, config: SyntheticConfig, repeat: int, increment: int, reuse: bool
+) -> list[tuple[str, str]]:
+    ensure_schemas(spark, settings, LAYERS)
+    raw = settings.table("raw", "lineage_events")
+    work_dir = settings.lineage_home / "bench-facets"
+    figures: list[tuple[str, str]] = [("events", f"{config.events:,}")]
+    reused = reuse and spark.catalog.tableExists(raw)
+    if not reused:
+        for table in (raw, *(settings.table("lineage", t) for t in FACET_TABLES)):
+            spark.sql(f"drop table if exists {table}")
+        started = time.perf_counter()
+        append_synthetic_raw(spark, settings, work_dir, config, 0, config.events)
+        figures.append(("generate + write raw (s)", f"{time.perf_counter() - started:.1f}"))
+        shutil.rmtree(work_dir, ignore_errors=True)
+    large = sum(1 for i in range(config.events) if config.large_every and i % config.large_every == 0)
+    figures.append(("events with a large facet", f"{large:,} x {mib(config.large_bytes)}"))
+    figures.append(("raw.lineage_events on disk", mib(table_bytes(spark, raw))))
+
+    run_dbt(
+        settings, ["build", "--select", "stg_lineage_events", "facet_classification", "--exclude-resource-type", "test"]
+    )
+    reset_jvm_peaks(spark)
+    started = time.perf_counter()
+    run_dbt(settings, ["run", "--select", "path:models/facets"])
+    figures.append(("facet load, full history (s)", f"{time.perf_counter() - started:.1f}"))
+    figures.append(("JVM heap peak during load", mib(jvm_heap_peak(spark))))
+    for table in FACET_TABLES:
+        figures.append((f"lineage.{table} on disk", mib(table_bytes(spark, settings.table("lineage", table)))))
+
+    if increment > 0:
+        extra = SyntheticConfig(**{**config.__dict__, "events": config.events + increment})
+        append_synthetic_raw(spark, settings, work_dir, extra, config.events, config.events + increment)
+        started = time.perf_counter()
+        run_dbt(settings, ["run", "--select", *FACET_TABLES])
+        figures.append((f"incremental load of {increment:,} new events (s)", f"{time.perf_counter() - started:.1f}"))
+        shutil.rmtree(work_dir, ignore_errors=True)
+
+    dedup = spark.table(settings.table("lineage", "facet_body_dedup")).first()
+    figures.append(("facet rows / stored bodies", f"{dedup.facet_rows:,} / {dedup.stored_bodies:,}"))
+    figures.append(("dedup ratio (rows per body)", f"{dedup.dedup_ratio:.1f}x"))
+    figures.append(("dedup ratio (bytes)", f"{dedup.byte_dedup_ratio:.1f}x"))
+
+    namespace, name = NAMESPACE, dataset_name(1)
+    key = dataset_uuid(namespace, name)
+    reset_jvm_peaks(spark)
+    fast_sql, naive_sql = facet_table_query(settings, key), naive_query(settings, namespace, name)
+    fast = median_run(spark, "facet-tables", lambda: spark.sql(fast_sql).collect(), repeat)
+    naive = median_run(spark, "naive-scan", lambda: spark.sql(naive_sql).collect(), max(1, repeat // 2))
+    fast_facets = json.loads(fast.result[0]["facets"])
+    naive_facets = {row["facet_name"]: json.loads(row["body"]) for row in naive.result}
+    if fast_facets != naive_facets:
+        raise AssertionError(f"the two queries disagree: {sorted(fast_facets)} vs {sorted(naive_facets)}")
+    figures.append((f"dataset {name}: current facets", f"{len(fast_facets)} ({', '.join(sorted(fast_facets))})"))
+    figures.append(("query: facet tables (s, median)", f"{fast.seconds:.3f}"))
+    figures.append(("query: naive raw JSON scan (s, median)", f"{naive.seconds:.3f}"))
+    figures.append(("speed-up (naive / facet tables)", f"{naive.seconds / fast.seconds:.1f}x"))
+    figures.append(("bytes read: facet tables", mib(fast.input_bytes)))
+    figures.append(("bytes read: naive scan", mib(naive.input_bytes)))
+    if fast.input_bytes:
+        figures.append(("bytes ratio (naive / facet tables)", f"{naive.input_bytes / fast.input_bytes:.1f}x"))
+    figures.append(("JVM heap peak during queries", mib(jvm_heap_peak(spark))))
+    jvm_pid = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
+    figures.append(("JVM peak RSS (whole run)", mib(process_peak_rss(jvm_pid))))
+    figures.append(("Python peak RSS (whole run)", mib(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)))
+    return figures
+
+
+def format_table(figures: list[tuple[str, str]]) -> str:
+    width = max(len(label) for label, _ in figures)
+    lines = [f"{'figure'.ljust(width)} | value", f"{'-' * width}-|-{'-' * 30}"]
+    lines += [f"{label.ljust(width)} | {value}" for label, value in figures]
+    return "\n".join(lines)

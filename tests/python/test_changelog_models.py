@@ -1,0 +1,359 @@
+"""snapshot_to_changelog on real Spark and dbt: exact changelog rows, incremental runs, state, dbt tests.
+
+The tests build a small dbt project beside the real one: the real dbt_project.yml and macros, plus
+test models over datasets of their own. Each test loads snapshots into an isolated schema prefix.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+from dataclasses import replace
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from python_jobs.dbt import run_dbt
+from python_jobs.ingest.snapshot import ingest_snapshot
+from python_jobs.settings import PROJECT_DIR, Settings
+
+APPEND, RETRACT, CORRECT_FROM, CORRECT_TO = 0, 1, 2, 3
+T0 = datetime(2024, 5, 1, 2, 0)
+LOAD_DELAY = timedelta(minutes=5)
+
+MODELS = {
+    "people": "{{ snapshot_to_changelog(source('snapshots', 'people_snapshots'), 'person_id') }}",
+    "orders": (
+        "{{ snapshot_to_changelog(source('snapshots', 'orders_snapshots'), ['region', 'order_no'],"
+        " compare_columns=['amount'], event_time_column='placed_at') }}"
+    ),
+    "tags": "{{ snapshot_to_changelog(source('snapshots', 'tags_snapshots'), ['tag']) }}",
+}
+KEYS = {"people": ["person_id"], "orders": ["region", "order_no"], "tags": ["tag"]}
+COMPARE = {"orders": ["amount"]}
+
+
+def _model_yaml() -> dict:
+    models = []
+    for name in MODELS:
+        round_trip = {"snapshots": f"{{{{ source('snapshots', '{name}_snapshots') }}}}", "primary_key": KEYS[name]}
+        if name in COMPARE:
+            round_trip["compare_columns"] = COMPARE[name]
+        models.append(
+            {
+                "name": name,
+                "data_tests": [
+                    {"changelog_paired_corrections": {"arguments": {"primary_key": KEYS[name]}}},
+                    {"changelog_round_trip": {"arguments": round_trip}},
+                ],
+                "columns": [
+                    {"name": "offset", "data_tests": ["changelog_gapless_offsets"]},
+                    {"name": "op", "data_tests": ["changelog_valid_op"]},
+                ],
+            }
+        )
+    sources = [
+        {
+            "name": "snapshots",
+            "schema": "{{ var('schema_prefix', '') }}raw",
+            "tables": [{"name": f"{name}_snapshots"} for name in MODELS],
+        }
+    ]
+    return {"version": 2, "models": models, "sources": sources}
+
+
+@pytest.fixture(scope="module")
+def project_dir(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("changelog_project")
+    shutil.copy(PROJECT_DIR / "dbt_project.yml", root / "dbt_project.yml")
+    shutil.copytree(PROJECT_DIR / "macros", root / "macros")
+    models = root / "models" / "changelog"
+    models.mkdir(parents=True)
+    for name, body in MODELS.items():
+        (models / f"{name}.sql").write_text(body + "\n")
+    # JSON is YAML; it spares a YAML writer.
+    (models / "_models.yml").write_text(json.dumps(_model_yaml(), indent=2))
+    return root
+
+
+@pytest.fixture()
+def warehouse(isolated_settings, project_dir, tmp_path) -> Settings:
+    return replace(isolated_settings, project_dir=project_dir)
+
+
+def dbt(settings: Settings, *args: str, check: bool = True):
+    target = settings.project_dir / "target"
+    return run_dbt(settings, [*args, "--target-path", str(target)], check=check)
+
+
+def write_csv(path: Path, header: list[str], rows: list[tuple]) -> Path:
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(header)
+        writer.writerows(rows)
+    return path
+
+
+def load(spark, settings: Settings, dataset: str, path: Path, day: int, key=None):
+    taken = T0 + timedelta(days=day)
+    return ingest_snapshot(
+        spark, settings, dataset, path, taken, taken + LOAD_DELAY, KEYS[dataset] if key is None else key
+    )
+
+
+def at(day: int) -> datetime:
+    return T0 + timedelta(days=day)
+
+
+def loaded(day: int) -> datetime:
+    return at(day) + LOAD_DELAY
+
+
+def changelog(spark, settings: Settings, name: str) -> list[tuple]:
+    frame = spark.table(settings.table("changelog", name))
+    return [tuple(row) for row in frame.orderBy("offset").collect()]
+
+
+# ------------------------------------------------------------------ people: all columns compared
+
+PEOPLE_HEADER = ["person_id", "name", "email", "score"]
+PEOPLE_SNAPSHOTS = [
+    [
+        ("p1", "Ann", "ann@x.org", "10"),
+        ("p2", "Bob", None, "20"),
+        ("p3", "Cy", "cy@x.org", None),
+        ("p5", "Eve", "eve@x.org", "50"),
+    ],
+    # out of order; p1 deleted, p2 NULL -> value, p3 unchanged with NULL, p4 new, p5 value -> NULL
+    [
+        ("p5", "Eve", None, "50"),
+        ("p4", "Dee", "dee@x.org", "40"),
+        ("p3", "Cy", "cy@x.org", None),
+        ("p2", "Bob", "bob@x.org", "20"),
+    ],
+    # p1 reappears with a new score, p4 deleted
+    [
+        ("p1", "Ann", "ann@x.org", "11"),
+        ("p2", "Bob", "bob@x.org", "20"),
+        ("p3", "Cy", "cy@x.org", None),
+        ("p5", "Eve", None, "50"),
+    ],
+    # only p2 changes
+    [
+        ("p1", "Ann", "ann@x.org", "11"),
+        ("p2", "Bob", "bob@x.org", "21"),
+        ("p3", "Cy", "cy@x.org", None),
+        ("p5", "Eve", None, "50"),
+    ],
+]
+
+
+def expected_people() -> list[tuple]:
+    def row(offset, op, snapshot, event_day, *data):
+        return (offset, op, loaded(snapshot), at(event_day), *data)
+
+    return [
+        row(0, APPEND, 0, 0, "p1", "Ann", "ann@x.org", "10"),
+        row(1, APPEND, 0, 0, "p2", "Bob", None, "20"),
+        row(2, APPEND, 0, 0, "p3", "Cy", "cy@x.org", None),
+        row(3, APPEND, 0, 0, "p5", "Eve", "eve@x.org", "50"),
+        row(4, RETRACT, 1, 0, "p1", "Ann", "ann@x.org", "10"),
+        row(5, CORRECT_FROM, 1, 0, "p2", "Bob", None, "20"),
+        row(6, CORRECT_TO, 1, 1, "p2", "Bob", "bob@x.org", "20"),
+        row(7, APPEND, 1, 1, "p4", "Dee", "dee@x.org", "40"),
+        row(8, CORRECT_FROM, 1, 0, "p5", "Eve", "eve@x.org", "50"),
+        row(9, CORRECT_TO, 1, 1, "p5", "Eve", None, "50"),
+        row(10, APPEND, 2, 2, "p1", "Ann", "ann@x.org", "11"),
+        row(11, RETRACT, 2, 1, "p4", "Dee", "dee@x.org", "40"),
+        row(12, CORRECT_FROM, 3, 1, "p2", "Bob", "bob@x.org", "20"),
+        row(13, CORRECT_TO, 3, 3, "p2", "Bob", "bob@x.org", "21"),
+    ]
+
+
+def people_file(tmp_path: Path, index: int) -> Path:
+    return write_csv(tmp_path / f"people_{index}.csv", PEOPLE_HEADER, PEOPLE_SNAPSHOTS[index])
+
+
+def test_people_run_by_run_equals_one_run_over_pending_snapshots(spark, warehouse, tmp_path):
+    """Inserts, deletes, updates, no change, NULLs, out-of-order rows, retract-then-reappear; state and reruns."""
+    settings = warehouse
+    table = settings.table("changelog", "people")
+
+    load(spark, settings, "people", people_file(tmp_path, 0), 0)
+    dbt(settings, "run", "--select", "people")
+    assert [tuple(f.name for f in spark.table(table).schema.fields)] == [
+        ("offset", "op", "system_time", "event_time", "person_id", "name", "email", "score")
+    ]
+    assert [(f.name, f.dataType.simpleString()) for f in spark.table(table).schema.fields[:4]] == [
+        ("offset", "bigint"),
+        ("op", "int"),
+        ("system_time", "timestamp"),
+        ("event_time", "timestamp"),
+    ]
+    load(spark, settings, "people", people_file(tmp_path, 1), 1)
+    dbt(settings, "run", "--select", "people")
+    assert changelog(spark, settings, "people") == expected_people()[:10]
+
+    # No new snapshot: nothing is appended.
+    dbt(settings, "run", "--select", "people")
+    assert changelog(spark, settings, "people") == expected_people()[:10]
+
+    # Two pending snapshots in one run, then the dbt tests (round trip, pairs, offsets, ops).
+    load(spark, settings, "people", people_file(tmp_path, 2), 2)
+    load(spark, settings, "people", people_file(tmp_path, 3), 3)
+    dbt(settings, "build", "--select", "people")
+    assert changelog(spark, settings, "people") == expected_people()
+
+    # The state table follows the changelog: the latest snapshot's rows, with their event times.
+    state = spark.sql(f"select person_id, score, event_time from {table}__state order by person_id").collect()
+    assert [tuple(r) for r in state] == [
+        ("p1", "11", at(2)),
+        ("p2", "21", at(3)),
+        ("p3", None, at(0)),
+        ("p5", "50", at(1)),
+    ]
+    properties = {r.key: r.value for r in spark.sql(f"show tblproperties {table}__state").collect()}
+    assert (properties["changelog.state_seq"], properties["changelog.state_offset"]) == ("3", "13")
+
+    # Without its state table the model falls back to projecting the changelog, and continues correctly.
+    spark.sql(f"drop table {table}__state")
+    write_csv(tmp_path / "people_4.csv", PEOPLE_HEADER, PEOPLE_SNAPSHOTS[3][:2] + PEOPLE_SNAPSHOTS[3][3:])
+    load(spark, settings, "people", tmp_path / "people_4.csv", 4)
+    dbt(settings, "run", "--select", "people")
+    assert changelog(spark, settings, "people") == [
+        *expected_people(),
+        (14, RETRACT, loaded(4), at(0), "p3", "Cy", "cy@x.org", None),
+    ]
+
+    # The same snapshots loaded at once and built in one run give the same table, offset for offset.
+    batch = replace(settings.with_prefix(settings.schema_prefix + "batch_"), project_dir=settings.project_dir)
+    from python_jobs.settings import LAYERS
+    from python_jobs.spark import ensure_schemas
+
+    ensure_schemas(spark, batch, LAYERS)
+    for index in range(4):
+        load(spark, batch, "people", people_file(tmp_path, index), index)
+    dbt(batch, "run", "--select", "people")
+    assert changelog(spark, batch, "people") == expected_people()
+
+    # A full refresh rebuilds the same rows; the round trip test catches a tampered changelog.
+    dbt(batch, "run", "--select", "people", "--full-refresh")
+    assert changelog(spark, batch, "people") == expected_people()
+    spark.sql(
+        f"insert into {batch.table('changelog', 'people')} select 14, {APPEND}, system_time, event_time,"
+        f" 'p9', 'Ghost', null, '0' from {batch.table('changelog', 'people')} where `offset` = 13"
+    )
+    outcome = dbt(batch, "test", "--select", "people", check=False)
+    failed = {f.split(":")[0] for f in outcome.failures}
+    assert not outcome.success
+    assert any("changelog_round_trip" in name for name in failed)
+    assert not any("gapless" in name or "paired" in name for name in failed)
+
+
+# ------------------------------------------------------------------ orders: multi-column key, compare subset
+
+
+def orders_file(tmp_path: Path, index: int, rows: list[dict]) -> Path:
+    path = tmp_path / f"orders_{index}.ndjson"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return path
+
+
+def order(region, order_no, amount, note, placed_at) -> dict:
+    return {"region": region, "order_no": order_no, "amount": amount, "note": note, "placed_at": placed_at}
+
+
+def test_orders_whole_key_compare_subset_event_time_all_null_rows(spark, warehouse, tmp_path):
+    settings = warehouse
+    snapshots = [
+        [
+            order("eu", 1, 100, "a", "2024-04-01T10:00:00Z"),
+            order("us", 1, 200, "b", None),
+            order("eu", 2, None, None, None),
+        ],
+        # note-only change: nothing; amount change; (eu, 2) gone although (eu, 1) stays; all-NULL (us, 2) arrives
+        [
+            order("us", 1, 250, "b", "2024-04-02T00:00:00Z"),
+            order("eu", 1, 100, "new note", "2024-04-01T10:00:00Z"),
+            order("us", 2, None, None, None),
+        ],
+        # amount changes again: -C carries the row as emitted (note 'a'), +C all the new values
+        [
+            order("eu", 1, 150, "new note", "2024-04-03T00:00:00Z"),
+            order("us", 1, 250, "b", "2024-04-02T00:00:00Z"),
+            order("us", 2, None, None, None),
+        ],
+    ]
+    load(spark, settings, "orders", orders_file(tmp_path, 0, snapshots[0]), 0)
+    dbt(settings, "run", "--select", "orders")
+    load(spark, settings, "orders", orders_file(tmp_path, 1, snapshots[1]), 1)
+    load(spark, settings, "orders", orders_file(tmp_path, 2, snapshots[2]), 2)
+    dbt(settings, "build", "--select", "orders")
+
+    columns = [f.name for f in spark.table(settings.table("changelog", "orders")).schema.fields]
+    assert columns == ["offset", "op", "system_time", "event_time", "region", "order_no", "amount", "note", "placed_at"]
+    april = datetime(2024, 4, 1, 10, 0)
+    assert changelog(spark, settings, "orders") == [
+        (0, APPEND, loaded(0), april, "eu", 1, 100, "a", "2024-04-01T10:00:00Z"),
+        (1, APPEND, loaded(0), at(0), "eu", 2, None, None, None),
+        (2, APPEND, loaded(0), at(0), "us", 1, 200, "b", None),
+        (3, RETRACT, loaded(1), at(0), "eu", 2, None, None, None),
+        (4, CORRECT_FROM, loaded(1), at(0), "us", 1, 200, "b", None),
+        (5, CORRECT_TO, loaded(1), datetime(2024, 4, 2), "us", 1, 250, "b", "2024-04-02T00:00:00Z"),
+        (6, APPEND, loaded(1), at(1), "us", 2, None, None, None),
+        (7, CORRECT_FROM, loaded(2), april, "eu", 1, 100, "a", "2024-04-01T10:00:00Z"),
+        (8, CORRECT_TO, loaded(2), datetime(2024, 4, 3), "eu", 1, 150, "new note", "2024-04-03T00:00:00Z"),
+    ]
+
+
+# ------------------------------------------------------------------ tags: key-only snapshots (Parquet)
+
+
+def tags_file(tmp_path: Path, index: int, tags: list[str]) -> Path:
+    path = tmp_path / f"tags_{index}.parquet"
+    pq.write_table(pa.table({"tag": pa.array(tags, pa.string())}), path)
+    return path
+
+
+def test_key_only_snapshots_append_and_retract(spark, warehouse, tmp_path):
+    settings = warehouse
+    for index, tags in enumerate([["b", "a", "c"], ["d", "c", "b"], []]):
+        load(spark, settings, "tags", tags_file(tmp_path, index, tags), index)
+    dbt(settings, "build", "--select", "tags")
+    assert changelog(spark, settings, "tags") == [
+        (0, APPEND, loaded(0), at(0), "a"),
+        (1, APPEND, loaded(0), at(0), "b"),
+        (2, APPEND, loaded(0), at(0), "c"),
+        (3, RETRACT, loaded(1), at(0), "a"),
+        (4, APPEND, loaded(1), at(1), "d"),
+        (5, RETRACT, loaded(2), at(0), "b"),
+        (6, RETRACT, loaded(2), at(0), "c"),
+        (7, RETRACT, loaded(2), at(1), "d"),
+    ]
+
+
+# ------------------------------------------------------------------ keys checked by the macro
+
+
+def test_duplicate_keys_loaded_without_a_key_fail_the_model_and_write_nothing(spark, warehouse, tmp_path):
+    settings = warehouse
+    load(spark, settings, "people", people_file(tmp_path, 0), 0, key=[])
+    dbt(settings, "run", "--select", "people")
+    before = changelog(spark, settings, "people")
+    state_before = spark.sql(f"show tblproperties {settings.table('changelog', 'people')}__state").collect()
+
+    rows = [("p1", "Ann", None, "1"), ("p1", "Ann", None, "2"), ("p2", "Bob", None, "3")]
+    write_csv(tmp_path / "dupes.csv", PEOPLE_HEADER, rows)
+    load(spark, settings, "people", tmp_path / "dupes.csv", 1, key=[])
+    outcome = dbt(settings, "run", "--select", "people", check=False)
+    assert not outcome.success
+    message = " ".join(outcome.failures)
+    assert "NULL or duplicate primary keys (person_id), e.g. snapshot 1 (person_id=p1) x2" in message
+    assert "Nothing was written" in message
+    assert changelog(spark, settings, "people") == before
+    after = spark.sql(f"show tblproperties {settings.table('changelog', 'people')}__state").collect()
+    assert after == state_before
