@@ -8,6 +8,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from python_jobs.commands.registry import SAMPLE_EVENTS, SAMPLE_REGISTRY, load_samples
+from python_jobs.commands.warehouse import table_fingerprint
 from python_jobs.dbt import run_dbt
 from python_jobs.ingest.events import ingest_events
 from python_jobs.ingest.registry import breaking_versions, ingest_registry
@@ -163,7 +164,14 @@ def test_samples_breaking_change_recovery_rejections_and_idempotent_ingest(spark
     assert breaking.startswith("com.example/page_view 1-1-0: `referrer`: STRING since 1-0-0, BIGINT in 1-1-0 -> ")
     assert breaking.endswith("not com_example_page_view_1")
 
-    run_dbt(settings, ["build", "--select", *REGISTRY_MODELS, "path:models/registry/tables"])
+    selection = ["--select", *REGISTRY_MODELS, "path:models/registry/tables"]
+    run_dbt(settings, ["build", *selection])
+    registry_tables = [f"{settings.schema('registry')}.{row.tableName}"
+                       for row in spark.sql(f"show tables in {settings.schema('registry')}").collect()]
+    assert len(registry_tables) == 6  # 2 catalog tables, 3 typed tables, 1 recovery table
+    before = {table: table_fingerprint(spark, table) for table in registry_tables}
+    run_dbt(settings, ["run", *selection])  # a second run over the same input changes nothing
+    assert {table: table_fingerprint(spark, table) for table in registry_tables} == before
     page_views = settings.table("registry", "com_example_page_view_1")
     versions = {r.version: r.asDict() for r in spark.table(settings.table("registry", "registry_versions")).collect()
                 if r.name == "page_view"}
