@@ -56,7 +56,7 @@ def get_spark(settings: Settings, target: str | None = None) -> SparkSession:
     for key, value in target_spark_conf(settings, target).items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("WARN")
+    spark.sparkContext.setLogLevel("ERROR")
     if not spark.sparkContext.master.startswith("local"):
         ship_python_jobs(spark, settings)
     return spark

@@ -7,10 +7,12 @@ Ingest the bundled samples (every command module that defines ``load_samples``),
 from __future__ import annotations
 
 import argparse
+import os
 import importlib
 import pkgutil
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from pyspark.sql import SparkSession
 
@@ -65,7 +67,8 @@ def run_main(args: argparse.Namespace) -> int:
     run_pipeline(spark, settings, samples=not args.skip_samples, docs=not args.skip_docs)
     print(f"done in {time.monotonic() - started:.0f}s; warehouse in {settings.lineage_home}")
     if not args.skip_docs:
-        print(f"docs: open {settings.project_dir / 'target' / 'static_index.html'} in a browser")
+        target_dir = Path(os.environ.get("DBT_TARGET_PATH", settings.project_dir / "target"))
+        print(f"docs: open {target_dir / 'static_index.html'} in a browser")
     return 0
 
 
