@@ -7,8 +7,8 @@ Ingest the bundled samples (every command module that defines ``load_samples``),
 from __future__ import annotations
 
 import argparse
-import os
 import importlib
+import os
 import pkgutil
 import time
 from collections.abc import Callable
