@@ -422,3 +422,22 @@ def test_unknown_schema_and_malformed_envelopes_are_rejected_not_dropped():
     assert "duplicate key(s) 'a'" in validator.check(envelope + '{"a": 1, "a": 2}}').reason
     assert "not a self-describing event" in validator.check('{"data": {}}').reason
     assert "invalid schema URI" in validator.check('{"schema": "com.acme/x", "data": {}}').reason
+
+
+# --- CLI ---------------------------------------------------------------------------------------
+
+
+def test_registry_ddl_command_prints_every_version(capsys):
+    from python_jobs.cli import main
+    from python_jobs.commands.registry import SAMPLE_REGISTRY
+
+    assert main(["registry", "ddl", "com.example/checkout", "--registry", str(SAMPLE_REGISTRY)]) == 0
+    out = capsys.readouterr().out
+    assert "-- 1-0-0: create\ncreate table if not exists registry.com_example_checkout_1 (" in out
+    add_101 = "-- 1-0-1: add 8 column(s)\nalter table registry.com_example_checkout_1 add columns (\n    channel STRING"
+    assert add_101 in out
+    assert "-- 1-0-2: add 2 column(s)" in out
+    assert main(["registry", "ddl", "com.example/signup", "--registry", str(SAMPLE_REGISTRY)]) == 0
+    assert "-- warning: version gap: com.example/signup model 1: 1-0-1 missing" in capsys.readouterr().out
+    assert main(["registry", "ddl", "com.example/nothing", "--registry", str(SAMPLE_REGISTRY)]) == 2
+    assert "no jsonschema versions of com.example/nothing" in capsys.readouterr().err
