@@ -9,10 +9,11 @@ from python_jobs.commands.warehouse import warehouse_fingerprint
 from python_jobs.dbt import run_dbt
 from python_jobs.ingest.lineage import ingest_lineage
 from python_jobs.keys import dataset_uuid, name_uuid
+from python_jobs.lineage.models import core_selection
 
 WAREHOUSE = "s3://shop-warehouse"
 SOURCE_DB = "postgres://shop-db:5432"
-LINEAGE_SELECTION = ["--select", "stg_lineage_events+", "--exclude", "config.materialized:python"]
+LINEAGE_SELECTION = core_selection(with_graph=True)
 
 
 def query(spark, sql: str) -> list[dict]:
@@ -93,6 +94,18 @@ def test_sample_runs(spark, sample_warehouse):
     inputs = query(spark, f"select count(1) as n from {lineage}.runs_input_mapping")
     outputs = query(spark, f"select count(1) as n from {lineage}.runs_output_mapping")
     assert inputs == [{"n": 7}] and outputs == [{"n": 7}]
+
+
+def test_dataset_lineage_graph_depths(spark, sample_warehouse):
+    lineage = sample_warehouse.schema("lineage")
+    graph = {
+        r["dataset_name"]: (r["upstream_depth"], r["direct_upstream_count"], r["direct_downstream_count"])
+        for r in query(spark, f"select * from {lineage}.dataset_lineage_graph")
+    }
+    assert graph["public.orders"] == (0, 0, 1)
+    assert graph["raw.orders"] == (1, 1, 2)
+    assert graph["mart.daily_revenue"] == (2, 1, 0)
+    assert graph["mart.customer_profile"] == (2, 1, 0)
 
 
 def test_build_on_empty_warehouse_then_late_complete_then_no_op(spark, isolated_settings, tmp_path):
