@@ -26,5 +26,6 @@ GRAPH_MODEL = "dataset_lineage_graph"
 
 
 def core_selection(with_graph: bool = False) -> list[str]:
-    """``--select`` arguments for dbt: the core models (and their tests)."""
-    return ["--select", *CORE_MODELS, *([GRAPH_MODEL] if with_graph else [])]
+    """``--select`` arguments for dbt: the core models and the tests that only read them
+    (cautious: a test that also reads another capability's model is left out)."""
+    return ["--select", *CORE_MODELS, *([GRAPH_MODEL] if with_graph else []), "--indirect-selection", "cautious"]
