@@ -38,8 +38,10 @@ class Figures:
     def table(self) -> str:
         widths = [max(len(row[i]) for row in [("part", "figure", "value"), *self.rows]) for i in range(3)]
         line = "+".join("-" * (w + 2) for w in widths)
-        out = [line, " | ".join(h.ljust(w) for h, w in zip(("part", "figure", "value"), widths, strict=True)), line]
-        out += [" | ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in self.rows]
+        def render(cells: tuple[str, str, str]) -> str:
+            return " " + " | ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)) + " "
+
+        out = [line, render(("part", "figure", "value")), line, *[render(row) for row in self.rows]]
         return "\n".join([*out, line])
 
 
