@@ -55,7 +55,7 @@ schema_tokens as (
         field.name as field_name,
         field.type as field_type
     from {{ ref('int_lineage_observed_schemas') }} as observed_schemas
-    lateral view explode(observed_schemas.fields) exploded as field
+        lateral view explode(observed_schemas.fields) exploded as field
 ),
 
 own_tokens as (
@@ -66,7 +66,8 @@ own_tokens as (
     from all_versions
     inner join schema_tokens
         on all_versions.own_schema_uuid = schema_tokens.observed_schema_uuid
-    where all_versions.dataset_version_uuid in (select dataset_version_uuid from differing_sightings)
+    left semi join differing_sightings
+        on all_versions.dataset_version_uuid = differing_sightings.dataset_version_uuid
 ),
 
 added_tokens as (
@@ -103,7 +104,7 @@ merged_fields as (
     inner join added_tokens
         on
             merge_points.dataset_version_uuid = added_tokens.dataset_version_uuid
-            and added_tokens.added_at <= merge_points.added_at
+            and merge_points.added_at >= added_tokens.added_at
     union all
     select
         merge_points.dataset_version_uuid,
@@ -142,7 +143,10 @@ own_schema_rows as (
         first_ingest_seq as pointed_at_seq
     from all_versions
     -- An input version's first merged field set is its first schema; skip its empty own one then.
-    where not (run_uuid is null and dataset_version_uuid in (select dataset_version_uuid from merge_points))
+    left anti join merge_points
+        on
+            all_versions.dataset_version_uuid = merge_points.dataset_version_uuid
+            and all_versions.run_uuid is null
 ),
 
 merged_schema_rows as (

@@ -11,9 +11,7 @@ with new_schemas as (
         first_seen_at,
         first_ingest_seq
     from {{ ref('int_lineage_observed_schemas') }}
-    {% if is_incremental() %}
-        where first_ingest_seq > {{ lineage_watermark() }}
-    {% endif %}
+    where first_ingest_seq > {{ lineage_watermark() if is_incremental() else -1 }}
 ),
 
 fields as (
@@ -27,7 +25,7 @@ fields as (
         new_schemas.first_seen_at,
         new_schemas.first_ingest_seq
     from new_schemas
-    lateral view explode(new_schemas.fields) exploded as field
+        lateral view explode(new_schemas.fields) exploded as field
 ),
 
 first_seen as (

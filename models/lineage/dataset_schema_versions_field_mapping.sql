@@ -21,12 +21,14 @@ merged as (
         field.name as field_name,
         field.type as field_type
     from {{ ref('int_lineage_dataset_version_schemas') }} as pointers
-    lateral view explode(pointers.merged_fields) exploded as field
-    where
-        pointers.dataset_schema_version_uuid in (select uuid from new_versions where is_merged)
-        {% if is_incremental() %}
-            and pointers.built_through_seq > {{ lineage_watermark('built_through_seq') }}
-        {% endif %}
+    left semi join new_versions
+        on
+            pointers.dataset_schema_version_uuid = new_versions.uuid
+            and new_versions.is_merged
+        lateral view explode(pointers.merged_fields) exploded as field
+    {% if is_incremental() %}
+        where pointers.built_through_seq > {{ lineage_watermark('built_through_seq') }}
+    {% endif %}
 ),
 
 observed as (
@@ -35,8 +37,11 @@ observed as (
         field.name as field_name,
         field.type as field_type
     from {{ ref('int_lineage_observed_schemas') }} as observed_schemas
-    lateral view explode(observed_schemas.fields) exploded as field
-    where observed_schemas.observed_schema_uuid in (select uuid from new_versions where not is_merged)
+    left semi join new_versions
+        on
+            observed_schemas.observed_schema_uuid = new_versions.uuid
+            and not new_versions.is_merged
+        lateral view explode(observed_schemas.fields) exploded as field
 ),
 
 version_fields as (

@@ -9,9 +9,7 @@ with new_observations as (
         event_time,
         ingest_seq
     from {{ ref('int_lineage_dataset_observations') }}
-    {% if is_incremental() %}
-        where ingest_seq > {{ lineage_watermark() }}
-    {% endif %}
+    where ingest_seq > {{ lineage_watermark() if is_incremental() else -1 }}
 ),
 
 first_seen as (

@@ -8,11 +8,7 @@ with new_events as (
         job_namespace,
         job_name
     from {{ ref('stg_lineage_events') }}
-    where
-        job_name is not null
-        {% if is_incremental() %}
-            and ingest_seq > {{ lineage_watermark() }}
-        {% endif %}
+    where job_name is not null and ingest_seq > {{ lineage_watermark() if is_incremental() else -1 }}
 ),
 
 first_seen as (

@@ -10,9 +10,7 @@ with new_events as (
         outputs,
         dataset
     from {{ ref('stg_lineage_events') }}
-    {% if is_incremental() %}
-        where ingest_seq > {{ lineage_watermark() }}
-    {% endif %}
+    where ingest_seq > {{ lineage_watermark() if is_incremental() else -1 }}
 ),
 
 named as (
@@ -28,10 +26,12 @@ named as (
         new_events.event_time,
         new_events.ingest_seq
     from new_events
-    lateral view explode(
-        concat(coalesce(new_events.inputs, array()), coalesce(new_events.outputs, array()),
-            if(new_events.dataset is null, array(), array(new_events.dataset)))
-    ) refs as dataset_ref
+        lateral view explode(
+            concat(
+                coalesce(new_events.inputs, array()), coalesce(new_events.outputs, array()),
+                if(new_events.dataset is null, array(), array(new_events.dataset))
+            )
+        ) refs as dataset_ref
 ),
 
 first_seen as (

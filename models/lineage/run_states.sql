@@ -14,8 +14,4 @@ select
     event_id,
     ingest_seq
 from {{ ref('stg_lineage_events') }}
-where
-    event_kind = 'RunEvent'
-    {% if is_incremental() %}
-        and ingest_seq > {{ lineage_watermark() }}
-    {% endif %}
+where event_kind = 'RunEvent' and ingest_seq > {{ lineage_watermark() if is_incremental() else -1 }}

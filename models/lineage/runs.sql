@@ -31,6 +31,6 @@ select
     ) as current_run_state,
     min(if(state = 'START', transitioned_at, null)) as started_at,
     max(if(is_terminal, transitioned_at, null)) as ended_at,
-    count(1) as event_count
+    count(*) as event_count
 from states
 group by run_uuid

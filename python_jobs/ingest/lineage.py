@@ -294,16 +294,28 @@ def _append_rejected(
     rejected.select(*spark.table(table).columns).write.insertInto(table)
 
 
+def _copies_to_drop(spark: SparkSession, valid: DataFrame, table: str) -> DataFrame:
+    """``(event_id, ingest_seq)`` of every accepted record that must not be stored: later copies of an
+    event within the batch and events already in the table. Computed on two narrow columns, so
+    the wide rows are never shuffled; in the usual case the result is small and broadcast."""
+    ids = valid.select("event_id", "ingest_seq")
+    first_copy = ids.groupBy("event_id").agg(F.min("ingest_seq").alias("first_seq"), F.count(F.lit(1)).alias("copies"))
+    later_copies = (
+        ids.join(first_copy.where(F.col("copies") > 1), "event_id")
+        .where(F.col("ingest_seq") != F.col("first_seq"))
+        .select("event_id", "ingest_seq")
+    )
+    already_stored = ids.join(spark.table(table).select("event_id"), "event_id", "left_semi")
+    return later_copies.unionByName(already_stored).distinct()
+
+
 def _append_accepted(
     spark: SparkSession, staged: DataFrame, table: str, batch_id: str, ingested_at: Column
 ) -> None:
     valid = staged.where(F.col("reason").isNull())
-    first_copy = Window.partitionBy("event_id").orderBy("ingest_seq")
-    known = spark.table(table).select("event_id")
+    drop = _copies_to_drop(spark, valid, table).localCheckpoint()
     new_events = (
-        valid.withColumn("copy", F.row_number().over(first_copy))
-        .where(F.col("copy") == 1)
-        .join(known, "event_id", "left_anti")
+        valid.join(F.broadcast(drop), ["event_id", "ingest_seq"], "left_anti")
         .withColumn("ingest_batch_id", F.lit(batch_id))
         .withColumn("ingested_at", ingested_at)
     )

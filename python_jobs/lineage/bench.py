@@ -19,11 +19,12 @@ from python_jobs.commands.warehouse import warehouse_fingerprint
 from python_jobs.dbt import run_dbt
 from python_jobs.ingest.lineage import ingest_lineage
 from python_jobs.lineage.event_parsing import PARSE_OPTIONS, PARSE_SCHEMA
+from python_jobs.lineage.models import core_selection
 from python_jobs.lineage.synthetic import SyntheticSpec, proposal_example, write_events
 from python_jobs.settings import LAYERS, Settings
 from python_jobs.spark import ensure_schemas
 
-MODEL_SELECTION = ["--select", "stg_lineage_events+", "--exclude", "config.materialized:python"]
+MODEL_SELECTION = core_selection()
 
 
 @dataclass
@@ -37,8 +38,10 @@ class Figures:
     def table(self) -> str:
         widths = [max(len(row[i]) for row in [("part", "figure", "value"), *self.rows]) for i in range(3)]
         line = "+".join("-" * (w + 2) for w in widths)
-        out = [line, " | ".join(h.ljust(w) for h, w in zip(("part", "figure", "value"), widths, strict=True)), line]
-        out += [" | ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in self.rows]
+        def render(cells: tuple[str, str, str]) -> str:
+            return " " + " | ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)) + " "
+
+        out = [line, render(("part", "figure", "value")), line, *[render(row) for row in self.rows]]
         return "\n".join([*out, line])
 
 

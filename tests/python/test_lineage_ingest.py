@@ -46,9 +46,9 @@ def test_samples_counts_reconcile_and_reingest_changes_nothing(spark, isolated_s
     raw = rows(spark, isolated_settings, "raw", "lineage_events", "ingest_seq")
     kinds = sorted({(r["event_kind"], r["event_type"]) for r in raw}, key=str)
     assert ("DatasetEvent", None) in kinds and ("JobEvent", None) in kinds and ("RunEvent", "FAIL") in kinds
-    # the duplicate (line 10) is stored once, as its first copy (line 9)
+    # the duplicate (line 9) is stored once, as its first copy (line 8)
     lines = [(Path(r["source_file"]).name, r["source_line"]) for r in raw]
-    assert ("shop_pipeline.ndjson", 9) in lines and ("shop_pipeline.ndjson", 10) not in lines
+    assert ("shop_pipeline.ndjson", 8) in lines and ("shop_pipeline.ndjson", 9) not in lines
     # the JSON array's elements are numbered from 1
     assert [line for name, line in lines if name == "static_metadata.json"] == [1, 2]
     assert [r["ingest_seq"] for r in raw] == sorted(r["ingest_seq"] for r in raw)

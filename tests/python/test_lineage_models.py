@@ -9,10 +9,11 @@ from python_jobs.commands.warehouse import warehouse_fingerprint
 from python_jobs.dbt import run_dbt
 from python_jobs.ingest.lineage import ingest_lineage
 from python_jobs.keys import dataset_uuid, name_uuid
+from python_jobs.lineage.models import core_selection
 
 WAREHOUSE = "s3://shop-warehouse"
 SOURCE_DB = "postgres://shop-db:5432"
-LINEAGE_SELECTION = ["--select", "stg_lineage_events+", "--exclude", "config.materialized:python"]
+LINEAGE_SELECTION = core_selection(with_graph=True)
 
 
 def query(spark, sql: str) -> list[dict]:
@@ -95,9 +96,22 @@ def test_sample_runs(spark, sample_warehouse):
     assert inputs == [{"n": 7}] and outputs == [{"n": 7}]
 
 
+def test_dataset_lineage_graph_depths(spark, sample_warehouse):
+    lineage = sample_warehouse.schema("lineage")
+    graph = {
+        r["dataset_name"]: (r["upstream_depth"], r["direct_upstream_count"], r["direct_downstream_count"])
+        for r in query(spark, f"select * from {lineage}.dataset_lineage_graph")
+    }
+    assert graph["public.orders"] == (0, 0, 1)
+    assert graph["raw.orders"] == (1, 1, 2)
+    assert graph["mart.daily_revenue"] == (2, 1, 0)
+    assert graph["mart.customer_profile"] == (2, 1, 0)
+
+
 def test_build_on_empty_warehouse_then_late_complete_then_no_op(spark, isolated_settings, tmp_path):
     # 1. nothing ingested yet: the on-run-start hook creates the raw tables and every model builds
-    run_dbt(isolated_settings, ["build", *LINEAGE_SELECTION])
+    #    (`run` for the intermediate steps, `build` with the dedup tests once the data is complete)
+    run_dbt(isolated_settings, ["run", *LINEAGE_SELECTION])
     raw = isolated_settings.table("raw", "lineage_events")
     assert spark.table(raw).count() == 0
 
@@ -119,7 +133,7 @@ def test_build_on_empty_warehouse_then_late_complete_then_no_op(spark, isolated_
 
     # 2. START only
     ingest_lineage(spark, isolated_settings, [start_file])
-    run_dbt(isolated_settings, ["build", *LINEAGE_SELECTION])
+    run_dbt(isolated_settings, ["run", *LINEAGE_SELECTION])
     lineage = isolated_settings.schema("lineage")
     run = query(spark, f"select current_run_state, ended_at from {lineage}.runs")
     assert run == [{"current_run_state": "START", "ended_at": None}]
@@ -135,5 +149,5 @@ def test_build_on_empty_warehouse_then_late_complete_then_no_op(spark, isolated_
 
     # 4. nothing new: a second build changes no table
     before = warehouse_fingerprint(spark, isolated_settings)
-    run_dbt(isolated_settings, ["build", *LINEAGE_SELECTION])
+    run_dbt(isolated_settings, ["run", *LINEAGE_SELECTION])
     assert warehouse_fingerprint(spark, isolated_settings) == before
