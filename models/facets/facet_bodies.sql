@@ -2,6 +2,7 @@
     config(
         materialized='incremental',
         incremental_strategy='append',
+        partition_by=['body_shard'],
     )
 }}
 {#-
@@ -66,7 +67,7 @@ select
     body,
     octet_length(body) as body_bytes,
     first_ingest_seq,
-    current_timestamp() as derived_at
+    current_timestamp() as derived_at,
+    {{ facet_body_shard('body_hash') }} as body_shard
 from new_bodies
-{# sorted so that Parquet min/max statistics on body_hash skip row groups in lookups by hash #}
 order by body_hash
