@@ -16,7 +16,7 @@
 {#- The state after every changelog row up to `as_of_offset` and/or `as_of_system_time` (inclusive). -#}
 {% macro changelog_state(changelog_relation, primary_key, as_of_offset=none, as_of_system_time=none) -%}
     {%- set keys = [primary_key] if primary_key is string else primary_key -%}
-    {%- set columns = changelog_data_columns(changelog_relation) if execute else keys -%}
+    {%- set columns = (changelog_data_columns(changelog_relation) if execute else []) or keys -%}
     {%- set conditions = ['true'] -%}
     {%- if as_of_offset is not none -%}{%- do conditions.append('`offset` <= ' ~ as_of_offset) -%}{%- endif -%}
     {%- if as_of_system_time is not none -%}

@@ -56,6 +56,7 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     bench.add_argument("--added", type=float, default=0.005, help="share of rows added per round")
     bench.add_argument("--removed", type=float, default=0.005, help="share of rows removed per round")
     bench.add_argument("--work-dir", type=Path, help="where to write the generated snapshots (default: a temp dir)")
+    bench.add_argument("--keep", action="store_true", help="keep the bench_changelog_* databases afterwards")
     bench.set_defaults(handler=run_bench)
 
 
@@ -109,5 +110,5 @@ def run_bench(args: argparse.Namespace) -> int:
     settings = load_settings()
     spark = get_spark(settings)
     config = BenchConfig(args.rows, args.rounds, args.changed, args.added, args.removed)
-    print_report(run_changelog_bench(spark, settings, config, args.work_dir))
+    print_report(run_changelog_bench(spark, settings, config, args.work_dir, keep=args.keep))
     return 0

@@ -10,6 +10,10 @@ diff consecutive partitions, so the table layout is their contract:
 * ``system_time``: when it entered the warehouse (ingest wall clock, or ``--system-time``);
 * ``source_file``, ``ingested_at``; partition ``snapshot_seq`` (dense, from 0).
 
+Each loaded snapshot is also registered as a table property ``changelog.snapshot.<seq>`` =
+``<snapshot_time>|<system_time>|<rows>``, written after its rows: that is the commit point, it
+describes empty snapshots (which have no partition), and readers list snapshots without a scan.
+
 A snapshot is all or nothing: a malformed record, a NULL or duplicate primary key, a reserved
 column name or an out-of-order snapshot time rejects the whole file. Nothing is appended to the
 raw table; one row describing the rejection goes to ``audit.snapshot_rejections``.
@@ -386,8 +390,10 @@ def ingest_snapshot(
     """Append one snapshot; raises ``SnapshotRejected`` (after auditing it) when it cannot be loaded."""
     ingested_at = datetime.now(UTC).replace(tzinfo=None)
     table = settings.table("raw", snapshot_table_name(dataset))
-    if not path.is_file():
+    if not path.exists():
         raise UserFacingError(f"snapshot file {path} does not exist")
+    if path.is_dir() and detect_format(path, file_format) != "parquet":
+        raise UserFacingError(f"{path} is a directory; only Parquet snapshots may be directories of part files")
     try:
         return _ingest(
             spark, table, dataset, path, snapshot_time, system_time, list(primary_key), file_format, ingested_at

@@ -1,0 +1,1 @@
+"""Snapshot-to-changelog support code: scratch dbt projects and the benchmark."""
