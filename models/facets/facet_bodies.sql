@@ -35,9 +35,11 @@ candidate_rows as (
 
 stored_bodies as (
     {%- if is_incremental() %}
-        select body_hash from {{ this }}
+        select body_hash
+        from {{ this }}
     {%- else %}
-        select cast(null as string) as body_hash where false
+        select cast(null as string) as body_hash
+        where false
     {%- endif %}
 ),
 
