@@ -70,7 +70,9 @@ merged as (
         ) as facets
     from latest_per_name
     inner join {{ ref('facet_bodies') }} as facet_bodies
-        on latest_per_name.body_hash = facet_bodies.body_hash
+        on
+            {{ facet_body_shard('latest_per_name.body_hash') }} = facet_bodies.body_shard
+            and latest_per_name.body_hash = facet_bodies.body_hash
     group by latest_per_name.entity_key
 )
 

@@ -17,6 +17,14 @@
     sha2({{ canonical_expr }}, 256)
 {%- endmacro %}
 
+{#-
+  The partition of a body in `facet_bodies`: the first two hex digits of its hash (256 shards).
+  Joins on it let Spark's dynamic partition pruning read only the shards a query needs.
+-#}
+{% macro facet_body_shard(hash_expr) -%}
+    substr({{ hash_expr }}, 1, 2)
+{%- endmacro %}
+
 {#- `{"<name>": <body>}` without parsing the body again; the name is escaped as a JSON string. -#}
 {% macro facet_json_object(name_expr, body_expr) -%}
     concat('{', substr(to_json(array({{ name_expr }})), 2, length(to_json(array({{ name_expr }}))) - 2), ':', {{ body_expr }}, '}')

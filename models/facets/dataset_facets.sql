@@ -22,6 +22,7 @@ with dataset_rows as (
 
 bodies as (
     select
+        body_shard,
         body_hash,
         body
     from {{ ref('facet_bodies') }}
@@ -45,4 +46,6 @@ select
     dataset_rows.ingest_seq
 from dataset_rows
 inner join bodies
-    on dataset_rows.body_hash = bodies.body_hash
+    on
+        {{ facet_body_shard('dataset_rows.body_hash') }} = bodies.body_shard
+        and dataset_rows.body_hash = bodies.body_hash

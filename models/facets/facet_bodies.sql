@@ -2,6 +2,7 @@
     config(
         materialized='incremental',
         incremental_strategy='append',
+        partition_by=['body_shard'],
     )
 }}
 {#-
@@ -34,9 +35,11 @@ candidate_rows as (
 
 stored_bodies as (
     {%- if is_incremental() %}
-        select body_hash from {{ this }}
+        select body_hash
+        from {{ this }}
     {%- else %}
-        select cast(null as string) as body_hash where false
+        select cast(null as string) as body_hash
+        where false
     {%- endif %}
 ),
 
@@ -66,7 +69,7 @@ select
     body,
     octet_length(body) as body_bytes,
     first_ingest_seq,
-    current_timestamp() as derived_at
+    current_timestamp() as derived_at,
+    {{ facet_body_shard('body_hash') }} as body_shard
 from new_bodies
-{# sorted so that Parquet min/max statistics on body_hash skip row groups in lookups by hash #}
 order by body_hash

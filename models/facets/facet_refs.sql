@@ -101,9 +101,12 @@ classified_entries as (
 
 stored_hashes as (
     {%- if is_incremental() %}
-        select body_hash from {{ this }} where stores_body
+        select body_hash
+        from {{ this }}
+        where stores_body
     {%- else %}
-        select cast(null as string) as body_hash where false
+        select cast(null as string) as body_hash
+        where false
     {%- endif %}
 ),
 

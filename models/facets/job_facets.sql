@@ -19,6 +19,7 @@ with job_rows as (
 
 bodies as (
     select
+        body_shard,
         body_hash,
         body
     from {{ ref('facet_bodies') }}
@@ -39,4 +40,6 @@ select
     job_rows.ingest_seq
 from job_rows
 inner join bodies
-    on job_rows.body_hash = bodies.body_hash
+    on
+        {{ facet_body_shard('job_rows.body_hash') }} = bodies.body_shard
+        and job_rows.body_hash = bodies.body_hash

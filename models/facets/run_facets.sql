@@ -17,6 +17,7 @@ with run_rows as (
 
 bodies as (
     select
+        body_shard,
         body_hash,
         body
     from {{ ref('facet_bodies') }}
@@ -35,4 +36,6 @@ select
     run_rows.ingest_seq
 from run_rows
 inner join bodies
-    on run_rows.body_hash = bodies.body_hash
+    on
+        {{ facet_body_shard('run_rows.body_hash') }} = bodies.body_shard
+        and run_rows.body_hash = bodies.body_hash

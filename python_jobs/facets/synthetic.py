@@ -4,6 +4,7 @@ drop-list, and now and then a multi-megabyte Spark logical plan. Deterministic f
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -44,11 +45,17 @@ def schema_facet(dataset_index: int, generation: int) -> dict[str, Any]:
 @lru_cache(maxsize=16)
 def large_plan(variant: int, target_bytes: int) -> dict[str, Any]:
     node = f"Project [id#{variant}L, amount#2, customer#3] +- Filter (amount#2 > {variant}) +- Relation parquet "
-    count = target_bytes // (len(node) + 70) + 1
+    count = target_bytes // (len(node) + 150) + 1
+    # Expression ids differ from node to node, as in real plans, so the text does not compress to nothing.
     return {
         "_producer": PRODUCER,
         "plan": [
-            {"class": "org.apache.spark.sql.catalyst.plans.logical.Project", "num": i, "node": node}
+            {
+                "class": "org.apache.spark.sql.catalyst.plans.logical.Project",
+                "num": i,
+                "exprId": hashlib.sha256(f"{variant}:{i}".encode()).hexdigest(),
+                "node": node,
+            }
             for i in range(count)
         ],
     }

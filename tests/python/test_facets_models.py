@@ -35,6 +35,7 @@ def setup_build(*extra: str) -> list[str]:
 
 
 STORAGE_TABLES = ("facet_refs", "facet_bodies")
+LINEAGE_ENTITIES = ("datasets", "dataset_versions", "jobs", "runs")
 LARGE_FACET_BYTES = 10 * 1024 * 1024 + 1
 
 
@@ -66,7 +67,8 @@ def storage_fingerprints(spark, settings) -> dict[str, dict[str, object]]:
 
 @pytest.fixture(scope="module")
 def facet_history(settings, spark):
-    """Batch 1, run, run again (no new input), batch 2, build with the dbt tests.
+    """Batch 1, run, run again (no new input), batch 2, build with the dbt tests (after the lineage
+    entities they check against).
 
     dbt invocations cost seconds each, so the dbt tests run once, on the final state."""
     main = scoped(settings, spark, "facets_main_")
@@ -78,6 +80,8 @@ def facet_history(settings, spark):
     run_dbt(main, ["run", "--select", *STORAGE_TABLES])
     after_rebuild = storage_fingerprints(spark, main)
     append_raw_events(spark, main, rows[FIRST_BATCH_SIZE:])
+    # The lineage entities, so that the "every facet row's entity exists" tests have their parents.
+    run_dbt(main, ["run", "--select", *(f"+{entity}" for entity in LINEAGE_ENTITIES)])
     run_dbt(main, ["build", "--select", "facet_classification", "path:models/facets"])
     return {"settings": main, "after_first": after_first, "after_rebuild": after_rebuild}
 
