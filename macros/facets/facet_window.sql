@@ -7,6 +7,10 @@
     {%- if not execute -%}
         {{ return(none) }}
     {%- endif -%}
+    {%- set existing = adapter.get_relation(database=relation.database, schema=relation.schema, identifier=relation.identifier) -%}
+    {%- if existing is none -%}
+        {{ return(none) }}
+    {%- endif -%}
     {%- set result = run_query('select ' ~ aggregate ~ ' as scalar_value from ' ~ relation ~ ' where ' ~ condition) -%}
     {%- set value = result.columns[0].values()[0] -%}
     {{ return(none if value is none else value | int) }}

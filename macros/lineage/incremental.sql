@@ -20,3 +20,35 @@
     {%- set result = run_query(query) -%}
     {{ return(result.columns[0].values()[0] > 0) }}
 {%- endmacro %}
+
+{#- The partition of a dataset in the per-dataset intermediate tables. -#}
+{% macro lineage_dataset_bucket(dataset_uuid_expr) -%}
+    pmod(xxhash64({{ dataset_uuid_expr }}), {{ var('lineage_dataset_buckets', 16) }})
+{%- endmacro %}
+
+{#
+  A filter on a dataset_uuid column for the per-dataset intermediate tables (insert_overwrite,
+  partitioned by bucket): on an incremental run, only the buckets of datasets with observations
+  past this model's `built_through_seq` are recomputed (and so overwritten); with no new
+  observations the filter is `false` and nothing is read or written.
+#}
+{% macro lineage_touched_buckets_filter(dataset_uuid_column) -%}
+    {%- if is_incremental() -%}
+        {%- if lineage_has_new_rows(ref('int_lineage_dataset_observations'), 'ingest_seq', 'built_through_seq') -%}
+            {{ lineage_dataset_bucket(dataset_uuid_column) }} in (
+                select {{ lineage_dataset_bucket('dataset_uuid') }}
+                from {{ ref('int_lineage_dataset_observations') }}
+                where ingest_seq > {{ lineage_watermark('built_through_seq') }}
+            )
+        {%- else -%}
+            false
+        {%- endif -%}
+    {%- else -%}
+        true
+    {%- endif -%}
+{%- endmacro %}
+
+{#- How far the per-dataset intermediate tables have read the observations. -#}
+{% macro lineage_observations_end() -%}
+    (select coalesce(max(ingest_seq), -1) from {{ ref('int_lineage_dataset_observations') }})
+{%- endmacro %}

@@ -3,8 +3,8 @@
   event columns, then the registry columns in registry order, with their Spark types. Columns
   beyond the registry's (a newer registry already migrated the table) are allowed.
 #}
-{% test registry_table_matches_registry(model, vendor, name, registry_model) %}
-    {%- set expected = registry_event_columns() + registry_columns(vendor, name, registry_model) -%}
+{% test registry_table_matches_registry(model, vendor, schema_name, registry_model) %}
+    {%- set expected = registry_event_columns() + registry_columns(vendor, schema_name, registry_model) -%}
     {%- set actual = adapter.get_columns_in_relation(model) if execute else [] -%}
     {%- set problems = [] -%}
     {%- for column in expected if execute -%}

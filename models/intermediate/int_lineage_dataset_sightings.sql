@@ -1,11 +1,16 @@
-{{ config(materialized='view') }}
+{{ config(
+    materialized='incremental',
+    incremental_strategy='insert_overwrite',
+    partition_by=['dataset_bucket'],
+) }}
 
 {#
   Every sighting of a dataset that is not a run's output (an input, a DatasetEvent, a JobEvent's
   datasets), matched to the dataset version current at that moment: the latest output version
   started before it, ordered by (event time, ingest_seq). An input read by the run that writes
   the same dataset sorts first: it read the previous version. A sighting before any output
-  belongs to the dataset's input version (run_uuid null).
+  belongs to the dataset's input version (run_uuid null). Recomputed per bucket of datasets
+  touched by new observations (insert_overwrite of those partitions only).
 #}
 with observations as (
     select
@@ -19,6 +24,7 @@ with observations as (
         ingest_seq,
         observed_schema_uuid
     from {{ ref('int_lineage_dataset_observations') }}
+    where {{ lineage_touched_buckets_filter('dataset_uuid') }}
 ),
 
 output_versions as (
@@ -111,6 +117,8 @@ select
         output_version_uuid,
         {{ dataset_version_uuid('namespace_name', 'dataset_name', "''") }}
     ) as dataset_version_uuid,
-    output_version_uuid is null as is_input_version
+    output_version_uuid is null as is_input_version,
+    {{ lineage_observations_end() }} as built_through_seq,
+    {{ lineage_dataset_bucket('dataset_uuid') }} as dataset_bucket
 from timeline_matched
 where kind_order = 0

@@ -1,11 +1,15 @@
-{{ config(materialized='view') }}
+{{ config(
+    materialized='incremental',
+    incremental_strategy='insert_overwrite',
+    partition_by=['dataset_bucket'],
+) }}
 
 {#
   Which schema versions each dataset version points at. A version starts at its own field set
   (or the empty one). When sightings (inputs, DatasetEvents) show fields the version lacks, each
   new union of fields becomes a new, merged schema version from that moment on; an existing
   schema version is never changed. One row per (dataset version, schema version it pointed
-  at); `is_current` marks the latest.
+  at); `is_current` marks the latest. Recomputed per bucket of touched datasets.
 #}
 with all_versions as (
     select
@@ -18,6 +22,7 @@ with all_versions as (
         first_ingest_seq,
         own_schema_uuid
     from {{ ref('int_lineage_dataset_versions') }}
+    where {{ lineage_touched_buckets_filter('dataset_uuid') }}
 ),
 
 version_sightings as (
@@ -28,7 +33,7 @@ version_sightings as (
         sighted_at_seq as at_seq,
         observed_schema_uuid
     from {{ ref('int_lineage_dataset_sightings') }}
-    where observed_schema_uuid is not null
+    where observed_schema_uuid is not null and {{ lineage_touched_buckets_filter('dataset_uuid') }}
 ),
 
 -- Sightings whose field set differs from the version's own: only these can add fields.
@@ -181,5 +186,7 @@ select
     pointed_at_seq,
     row_number() over (
         partition by dataset_version_uuid order by pointed_at desc, pointed_at_seq desc
-    ) = 1 as is_current
+    ) = 1 as is_current,
+    {{ lineage_observations_end() }} as built_through_seq,
+    {{ lineage_dataset_bucket('dataset_uuid') }} as dataset_bucket
 from pointers

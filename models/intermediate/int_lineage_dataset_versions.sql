@@ -1,10 +1,14 @@
-{{ config(materialized='view') }}
+{{ config(
+    materialized='incremental',
+    incremental_strategy='insert_overwrite',
+    partition_by=['dataset_bucket'],
+) }}
 
 {#
   Every dataset version: one per run that wrote the dataset (its START and COMPLETE collapse
   into it), plus one input version for a dataset sighted before any run wrote it. The own
   schema is the field set of the version's latest event that carries a schema facet (null when
-  none does).
+  none does). Recomputed per bucket of touched datasets, like int_lineage_dataset_sightings.
 #}
 with observations as (
     select
@@ -19,7 +23,9 @@ with observations as (
         has_schema,
         observed_schema_uuid
     from {{ ref('int_lineage_dataset_observations') }}
-    where io_type = 'output' and event_kind = 'RunEvent'
+    where
+        io_type = 'output' and event_kind = 'RunEvent'
+        and {{ lineage_touched_buckets_filter('dataset_uuid') }}
 ),
 
 output_versions as (
@@ -47,8 +53,32 @@ input_versions as (
         min(sighted_at_seq) as first_ingest_seq,
         cast(null as string) as own_schema_uuid
     from {{ ref('int_lineage_dataset_sightings') }}
-    where is_input_version
+    where is_input_version and {{ lineage_touched_buckets_filter('dataset_uuid') }}
     group by dataset_version_uuid, dataset_uuid
+),
+
+all_versions as (
+    select
+        dataset_version_uuid,
+        dataset_uuid,
+        namespace_name,
+        dataset_name,
+        run_uuid,
+        created_at,
+        first_ingest_seq,
+        own_schema_uuid
+    from output_versions
+    union all
+    select
+        dataset_version_uuid,
+        dataset_uuid,
+        namespace_name,
+        dataset_name,
+        run_uuid,
+        created_at,
+        first_ingest_seq,
+        own_schema_uuid
+    from input_versions
 )
 
 select
@@ -59,16 +89,7 @@ select
     run_uuid,
     created_at,
     first_ingest_seq,
-    own_schema_uuid
-from output_versions
-union all
-select
-    dataset_version_uuid,
-    dataset_uuid,
-    namespace_name,
-    dataset_name,
-    run_uuid,
-    created_at,
-    first_ingest_seq,
-    own_schema_uuid
-from input_versions
+    own_schema_uuid,
+    {{ lineage_observations_end() }} as built_through_seq,
+    {{ lineage_dataset_bucket('dataset_uuid') }} as dataset_bucket
+from all_versions

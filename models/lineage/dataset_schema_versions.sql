@@ -2,7 +2,6 @@
 
 {#- Marquez's dataset_schema_versions: each distinct field set a dataset version pointed at, once.
     Never updated: a changed or merged field set is a new row with a new id. -#}
-{%- set has_new = lineage_has_new_rows(ref('int_lineage_dataset_observations'), 'ingest_seq', 'built_through_seq') -%}
 with pointers as (
     select
         dataset_schema_version_uuid,
@@ -14,8 +13,9 @@ with pointers as (
         pointed_at,
         pointed_at_seq
     from {{ ref('int_lineage_dataset_version_schemas') }}
-    {% if not has_new %}
-        where false
+    {% if is_incremental() %}
+        -- only the dataset buckets the build recomputed carry a newer built_through_seq
+        where built_through_seq > {{ lineage_watermark('built_through_seq') }}
     {% endif %}
 ),
 
@@ -53,8 +53,7 @@ new_candidates as (
 ),
 
 batch_end as (
-    select max(ingest_seq) as built_through_seq
-    from {{ ref('int_lineage_dataset_observations') }}
+    select {{ lineage_observations_end() }} as built_through_seq
 )
 
 select

@@ -22,7 +22,11 @@ merged as (
         field.type as field_type
     from {{ ref('int_lineage_dataset_version_schemas') }} as pointers
     lateral view explode(pointers.merged_fields) exploded as field
-    where pointers.dataset_schema_version_uuid in (select uuid from new_versions where is_merged)
+    where
+        pointers.dataset_schema_version_uuid in (select uuid from new_versions where is_merged)
+        {% if is_incremental() %}
+            and pointers.built_through_seq > {{ lineage_watermark('built_through_seq') }}
+        {% endif %}
 ),
 
 observed as (

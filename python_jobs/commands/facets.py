@@ -6,11 +6,15 @@ import argparse
 import json
 from pathlib import Path
 
+from pyspark.sql import SparkSession
+
 from python_jobs.facets.backfill import run_backfill
 from python_jobs.facets.bench import format_table, run_bench
 from python_jobs.facets.synthetic import SyntheticConfig, synthetic_events
-from python_jobs.settings import load_settings
+from python_jobs.settings import SAMPLES_DIR, Settings, load_settings
 from python_jobs.spark import get_spark
+
+FACET_SAMPLES = SAMPLES_DIR / "facets"
 
 
 def register(groups: dict[str, argparse._SubParsersAction]) -> None:
@@ -36,6 +40,14 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     add_synthetic_arguments(generate)
     generate.add_argument("--out", type=Path, required=True, help="NDJSON file to write")
     generate.set_defaults(handler=run_generate_command)
+
+
+def load_samples(spark: SparkSession, settings: Settings) -> None:
+    """Ingests the facet sample events through the lineage ingest; `dbt build` derives the facets."""
+    from python_jobs.ingest.lineage import ingest_lineage
+
+    report = ingest_lineage(spark, settings, [FACET_SAMPLES])
+    print(f"facet samples: {report.summary()}", flush=True)
 
 
 def add_synthetic_arguments(parser: argparse.ArgumentParser) -> None:
@@ -67,7 +79,12 @@ def run_backfill_command(args: argparse.Namespace) -> int:
         print(f"== chunk {index}/{total} loaded (ingest_seq <= {upto})", flush=True)
 
     report = run_backfill(
-        spark, settings, args.chunk_events, args.max_chunks, on_chunk=progress, run_tests=not args.skip_tests
+        spark,
+        settings,
+        args.chunk_events,
+        args.max_chunks,
+        on_chunk=progress,
+        finish="run" if args.skip_tests else "build",
     )
     state = "complete" if report.completed else "stopped early; run again to resume"
     print(f"facet backfill {state}: {report.chunks_run} of {len(report.chunk_bounds)} chunks this run")

@@ -31,7 +31,9 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     bench.add_argument(
         "--sizes", default="100000", help="comma-separated event counts for the throughput part (default 100000)"
     )
-    bench.add_argument("--work-dir", type=Path, default=None, help="where generated files go (default: LINEAGE_HOME/bench)")
+    bench.add_argument(
+        "--work-dir", type=Path, default=None, help="where generated files go (default: LINEAGE_HOME/bench)"
+    )
     bench.add_argument("--skip-example", action="store_true", help="skip the 4,320-run proposal example")
     bench.set_defaults(handler=run_bench)
 

@@ -9,6 +9,7 @@ from typing import Any
 from pyspark.sql import functions as F
 
 from python_jobs.errors import UserFacingError
+from python_jobs.keys import dataset_uuid
 from python_jobs.settings import load_settings
 from python_jobs.spark import get_spark
 
@@ -57,18 +58,18 @@ def format_history(rows: Sequence[dict[str, Any]], with_ddl: bool = False) -> st
 def run_show(args: argparse.Namespace) -> int:
     settings = load_settings()
     spark = get_spark(settings)
-    datasets = spark.table(settings.table("lineage", "datasets")).where(
-        (F.col("namespace_name") == args.namespace) & (F.col("name") == args.dataset)
-    )
-    found = datasets.select("uuid").limit(1).collect()
-    if not found:
-        raise UserFacingError(f"no dataset {args.namespace}:{args.dataset} in {settings.table('lineage', 'datasets')}")
+    # Keyed like every dataset (keys.dataset_uuid), so changelog streams are found as well as OpenLineage datasets.
     events = (
         spark.table(settings.table("lineage", "dataset_schema_events"))
-        .where(F.col("dataset_uuid") == found[0]["uuid"])
+        .where(F.col("dataset_uuid") == dataset_uuid(args.namespace, args.dataset))
         .orderBy("sequence_number")
         .collect()
     )
+    if not events:
+        raise UserFacingError(
+            f"no schema events for dataset {args.namespace}:{args.dataset} in "
+            f"{settings.table('lineage', 'dataset_schema_events')}"
+        )
     print(f"schema history of {args.namespace}:{args.dataset} ({len(events)} versions)")
     if events:
         print(format_history([event.asDict() for event in events], with_ddl=args.ddl))

@@ -20,6 +20,11 @@ from python_jobs.settings import Settings
 
 STORAGE_MODELS = ("facet_refs", "facet_bodies")
 SETUP_NODES = ("stg_lineage_events", "facet_classification")
+FINISH_COMMANDS: dict[str, list[str]] = {
+    "build": ["build", "--select", "facet_classification", "path:models/facets"],
+    "run": ["run", "--select", "path:models/facets"],
+    "none": [],
+}
 
 
 @dataclass(frozen=True)
@@ -77,16 +82,18 @@ def run_backfill(
     max_chunks: int | None = None,
     extra_vars: dict[str, Any] | None = None,
     on_chunk: Callable[[int, int, int], None] | None = None,
-    run_tests: bool = True,
+    finish: str = "build",
 ) -> BackfillReport:
     """Loads all pending events chunk by chunk, then builds the facet views and runs their tests.
 
     ``max_chunks`` stops early (to spread a long backfill over several sessions, or to stop at a
-    known point in tests); the next call resumes from the watermark. ``run_tests=False`` builds the
-    views without running the dbt tests.
+    known point in tests); the next call resumes from the watermark. Once every chunk is loaded,
+    ``finish`` says what follows: ``build`` (views and dbt tests), ``run`` (views only) or ``none``.
     """
     if chunk_events < 1:
         raise ValueError("chunk_events must be at least 1")
+    if finish not in FINISH_COMMANDS:
+        raise ValueError(f"finish must be one of {sorted(FINISH_COMMANDS)}")
     dbt_vars = dict(extra_vars or {})
     run_dbt(settings, ["build", "--select", *SETUP_NODES, "--exclude-resource-type", "test"], dbt_vars)
     before = facet_watermark(spark, settings)
@@ -97,9 +104,7 @@ def run_backfill(
         if on_chunk is not None:
             on_chunk(index, len(bounds), upto)
     completed = len(planned) == len(bounds)
-    if completed:
-        final = ["build", "--select", "path:models/facets", "facet_classification"]
-        if not run_tests:
-            final = ["run", "--select", "path:models/facets"]
+    final = FINISH_COMMANDS[finish]
+    if completed and final:
         run_dbt(settings, final, dbt_vars)
     return BackfillReport(before, bounds, len(planned), completed)

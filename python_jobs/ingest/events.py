@@ -91,7 +91,8 @@ class EventIngestReport:
     def lines(self) -> list[str]:
         return [
             f"events: {self.read} read = {self.accepted} accepted ({self.new} new, "
-            f"{self.accepted - self.new} already loaded) + {self.rejected} rejected (see audit.sd_events_rejected)"
+            f"{self.accepted - self.new} repeated or already loaded) + {self.rejected} rejected "
+            "(see audit.sd_events_rejected)"
         ]
 
 

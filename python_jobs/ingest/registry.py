@@ -23,7 +23,9 @@ from pyspark.sql.types import IntegerType, StringType, StructField, StructType, 
 
 from python_jobs.errors import UserFacingError
 from python_jobs.keys import name_uuid
+from python_jobs.registry.catalog import RegisteredSchema, model_plans
 from python_jobs.registry.columns import schema_hash
+from python_jobs.registry.naming import table_name
 from python_jobs.registry.schemaver import SchemaKey, SchemaVer, SchemaVerError, gap_report, parse_schemaver
 from python_jobs.settings import Settings
 
@@ -82,6 +84,7 @@ class RegistryIngestReport:
     already_present: int
     rejected: int
     gaps: list[str]
+    breaking: list[str]
 
     def lines(self) -> list[str]:
         lines = [
@@ -90,6 +93,7 @@ class RegistryIngestReport:
             "(see audit.registry_rejected)"
         ]
         lines += [f"warning: version gap: {gap}" for gap in self.gaps]
+        lines += [f"warning: BREAKING: {line}" for line in self.breaking]
         return lines
 
 
@@ -216,7 +220,27 @@ def ingest_registry(spark: SparkSession, settings: Settings, root: Path) -> Regi
     _append(spark, settings.table("raw", "registry_schemas"), REGISTRY_SCHEMAS,
             [_schema_row(s, batch_id, now) for s in new])
     _append_rejections(spark, settings, rejected, batch_id, now)
-    return RegistryIngestReport(len(files), len(new), already, len(rejected), registry_gaps(spark, settings))
+    return RegistryIngestReport(
+        len(files), len(new), already, len(rejected), registry_gaps(spark, settings), breaking_versions(spark, settings)
+    )
+
+
+def breaking_versions(spark: SparkSession, settings: Settings) -> list[str]:
+    """One line per registered version that cannot load into its model's table, naming the columns."""
+    rows = spark.table(settings.table("raw", "registry_schemas")).select(
+        "vendor", "name", "format", "version", "schema_json"
+    )
+    plans = model_plans([RegisteredSchema(*row) for row in rows.collect()])
+    lines = []
+    for (vendor, name, model), plan in plans.items():
+        for version in plan.versions:
+            if version.is_recovery:
+                table = table_name(vendor, name, model)
+                lines.append(
+                    f"{vendor}/{name} {version.version}: {'; '.join(version.conflicts)} "
+                    f"-> its events load into {table}{version.table_suffix}, not {table}"
+                )
+    return lines
 
 
 def registry_gaps(spark: SparkSession, settings: Settings) -> list[str]:

@@ -104,7 +104,7 @@ class EventValidator:
 
     def check(self, text: str) -> Accepted | Rejected:
         try:
-            event = json.loads(text)
+            event = strict_json(text)
         except ValueError as error:
             return Rejected(f"invalid JSON: {error}", None)
         if not isinstance(event, dict) or not isinstance(event.get("schema"), str) or "data" not in event:
@@ -122,6 +122,23 @@ class EventValidator:
         if problems:
             return Rejected("; ".join(problems), uri)
         return Accepted(key, event_id(uri, event["data"]))
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [key for key, _ in pairs]
+    if len(keys) != len(set(keys)):
+        duplicated = sorted({key for key in keys if keys.count(key) > 1})
+        raise ValueError(f"duplicate key(s) {', '.join(map(repr, duplicated))}")
+    return dict(pairs)
+
+
+def strict_json(text: str) -> Any:
+    """JSON as Spark's parse_json reads it: no NaN/Infinity, no duplicate keys (Python accepts both)."""
+    return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
 
 
 def _pointer(error: ValidationError) -> str:

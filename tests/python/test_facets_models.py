@@ -15,10 +15,25 @@ from python_jobs.dbt import run_dbt
 from python_jobs.facets.backfill import pending_chunk_bounds, run_backfill
 from python_jobs.facets.raw_events import append_raw_events, contract_row
 from python_jobs.keys import dataset_uuid, job_uuid
-from python_jobs.settings import LAYERS
+from python_jobs.settings import LAYERS, PROJECT_DIR
 from python_jobs.spark import ensure_schemas
 
-SETUP = ["build", "--select", "stg_lineage_events", "facet_classification", "--exclude-resource-type", "test"]
+FACET_SAMPLES = PROJECT_DIR / "samples" / "facets"
+
+
+def setup_build(*extra: str) -> list[str]:
+    """Staging view and seed (plus ``extra`` nodes), without their dbt tests."""
+    return [
+        "build",
+        "--select",
+        "stg_lineage_events",
+        "facet_classification",
+        *extra,
+        "--exclude-resource-type",
+        "test",
+    ]
+
+
 STORAGE_TABLES = ("facet_refs", "facet_bodies")
 LARGE_FACET_BYTES = 10 * 1024 * 1024 + 1
 
@@ -57,7 +72,7 @@ def facet_history(settings, spark):
     main = scoped(settings, spark, "facets_main_")
     rows = history_rows()
     append_raw_events(spark, main, rows[:FIRST_BATCH_SIZE])
-    run_dbt(main, SETUP)
+    run_dbt(main, setup_build())
     run_dbt(main, ["run", "--select", "path:models/facets"])
     after_first = storage_fingerprints(spark, main)
     run_dbt(main, ["run", "--select", *STORAGE_TABLES])
@@ -212,35 +227,47 @@ def test_chunked_backfill_resumes_after_a_crash_and_matches_one_shot(facet_histo
     append_raw_events(spark, backfilled, history_rows())
     assert pending_chunk_bounds(spark, backfilled, None, 4) == [4, 8, 9]
 
-    first = run_backfill(spark, backfilled, chunk_events=4, max_chunks=1, run_tests=False)  # stops as if killed
+    first = run_backfill(spark, backfilled, chunk_events=4, max_chunks=1, finish="none")  # stops as if killed
     assert (first.chunk_bounds, first.chunks_run, first.completed) == ([4, 8, 9], 1, False)
     assert spark.sql(f"select max(ingest_seq) from {backfilled.table('lineage', 'facet_refs')}").first()[0] == 4
 
     # A crash between the two models of the next chunk: facet_refs loaded, facet_bodies not.
     run_dbt(backfilled, ["run", "--select", "facet_refs"], {"facet_ingest_seq_upto": 8})
 
-    resumed = run_backfill(spark, backfilled, chunk_events=4, run_tests=False)
+    resumed = run_backfill(spark, backfilled, chunk_events=4, finish="none")
     assert resumed.watermark_before == 8 and resumed.chunk_bounds == [9] and resumed.completed
     assert storage_fingerprints(spark, backfilled) == storage_fingerprints(spark, facet_history["settings"])
 
 
-def test_drop_list_is_configurable(settings, spark):
-    custom = scoped(settings, spark, "facets_droplist_")
-    append_raw_events(spark, custom, history_rows()[:1])
-    run_dbt(
-        custom,
-        [
-            "build",
-            "--select",
-            "stg_lineage_events",
-            "facet_classification",
-            "facet_refs",
-            "--exclude-resource-type",
-            "test",
-        ],
-        {"facet_drop_list": ["Custom_Quality", "inputStatistics"]},
-    )
-    rows = lineage_rows(spark, custom, "facet_refs", "ingest_seq = 1")
-    dropped = sorted(r.name for r in rows if r.disposition == "dropped")
-    assert dropped == ["custom_quality", "inputStatistics"]
-    assert any(r.name == "spark_unknown" and r.disposition == "accepted" for r in rows)
+def sample_facet_counts() -> dict[str, int]:
+    counts = {"run": 0, "job": 0, "dataset": 0}
+    for line in FACET_SAMPLES.joinpath("facet_events.ndjson").read_text().splitlines():
+        event = json.loads(line)
+        counts["run"] += len((event.get("run") or {}).get("facets") or {})
+        counts["job"] += len((event.get("job") or {}).get("facets") or {})
+        datasets = [
+            *event.get("inputs", []),
+            *event.get("outputs", []),
+            *([event["dataset"]] if "dataset" in event else []),
+        ]
+        for dataset in datasets:
+            for section in ("facets", "inputFacets", "outputFacets"):
+                counts["dataset"] += len(dataset.get(section) or {})
+    return counts
+
+
+def test_samples_through_the_real_ingest_with_a_custom_drop_list(settings, spark):
+    from python_jobs.ingest.lineage import ingest_lineage
+
+    custom = scoped(settings, spark, "facets_samples_")
+    report = ingest_lineage(spark, custom, [FACET_SAMPLES])
+    assert report.reconciles() and report.rejected == 0
+    run_dbt(custom, setup_build("facet_refs"), {"facet_drop_list": ["Processing_Engine", "inputStatistics"]})
+    rows = lineage_rows(spark, custom, "facet_refs")
+    assert {r.name for r in rows if r.disposition == "dropped"} == {"processing_engine", "inputStatistics"}
+    assert any(r.name == "spark_unknown" and r.disposition == "accepted" for r in rows)  # not in this list
+    [rejected] = [r for r in rows if r.disposition == "rejected"]
+    assert (rejected.name, rejected.source_line) == ("errorMessage", 6)
+    assert rejected.source_file.endswith("facet_events.ndjson")
+    read = {scope: sum(1 for r in rows if r.scope == scope) for scope in ("run", "job", "dataset")}
+    assert read == sample_facet_counts()

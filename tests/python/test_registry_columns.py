@@ -417,5 +417,8 @@ def test_unknown_schema_and_malformed_envelopes_are_rejected_not_dropped():
     assert "unknown schema" in unknown.reason and "registry has 1-0-0" in unknown.reason
     validator = EventValidator({URI: EVENT_SCHEMA})
     assert "invalid JSON" in validator.check("{").reason
+    envelope = '{"schema": "' + URI + '", "data": '
+    assert "NaN is not JSON" in validator.check(envelope + '{"total": NaN}}').reason
+    assert "duplicate key(s) 'a'" in validator.check(envelope + '{"a": 1, "a": 2}}').reason
     assert "not a self-describing event" in validator.check('{"data": {}}').reason
     assert "invalid schema URI" in validator.check('{"schema": "com.acme/x", "data": {}}').reason

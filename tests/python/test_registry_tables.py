@@ -8,9 +8,10 @@ from decimal import Decimal
 from pathlib import Path
 
 from python_jobs.commands.registry import SAMPLE_EVENTS, SAMPLE_REGISTRY, load_samples
+from python_jobs.commands.warehouse import table_fingerprint
 from python_jobs.dbt import run_dbt
 from python_jobs.ingest.events import ingest_events
-from python_jobs.ingest.registry import ingest_registry
+from python_jobs.ingest.registry import breaking_versions, ingest_registry
 from python_jobs.registry.catalog import RegisteredSchema, model_plans
 from python_jobs.registry.ddl import EVENT_COLUMNS, column_definitions
 
@@ -40,9 +41,9 @@ def events_file(tmp_path: Path, name: str, lines: list[str]) -> Path:
     return path
 
 
-def build(settings, *models: str) -> None:
+def build(settings, *models: str, command: str = "build") -> None:
     # cautious: the other typed tables' tests read registry_columns too, but their tables are not built here
-    run_dbt(settings, ["build", "--indirect-selection", "cautious", "--select", *REGISTRY_MODELS, *models])
+    run_dbt(settings, [command, "--indirect-selection", "cautious", "--select", *REGISTRY_MODELS, *models])
 
 
 def table_columns(spark, table: str) -> list[tuple[str, str]]:
@@ -74,7 +75,7 @@ def test_table_evolves_through_three_versions_and_keeps_old_rows(spark, isolated
                                             checkout_event("1-0-0", "o2")])
     report = ingest_events(spark, settings, first)
     assert (report.read, report.accepted, report.new, report.rejected) == (2, 2, 2, 0)
-    build(settings, "com_example_checkout_1")
+    build(settings, "com_example_checkout_1", command="run")  # the data tests run once, in the last build
     assert [name for name, _ in table_columns(spark, table)] == EVENT_NAMES + V1_COLUMNS
     before = rows_by_order(spark, table, ["event_id", *V1_COLUMNS])
     assert before["o1"]["total"] == Decimal("12.34") and before["o1"]["coupon"] == "SPRING"
@@ -85,7 +86,7 @@ def test_table_evolves_through_three_versions_and_keeps_old_rows(spark, isolated
     report = ingest_events(spark, settings, second)
     assert (report.read, report.new) == (1, 1)
     assert ingest_events(spark, settings, first).new == 0  # re-ingesting changes nothing
-    build(settings, "com_example_checkout_1")
+    build(settings, "com_example_checkout_1", command="run")
     assert [name for name, _ in table_columns(spark, table)] == EVENT_NAMES + V1_COLUMNS + V101_COLUMNS
     after = rows_by_order(spark, table, ["event_id", *V1_COLUMNS, *V101_COLUMNS])
     for order in ("o1", "o2"):
@@ -103,7 +104,7 @@ def test_table_evolves_through_three_versions_and_keeps_old_rows(spark, isolated
         checkout_event("1-0-2", "o4", **V101_EXTRA, loyaltyPoints=12345678901, storeHTTPReferrer="https://x/"),
     ])
     ingest_events(spark, settings, third)
-    build(settings, "com_example_checkout_1")
+    build(settings, "com_example_checkout_1", command="run")
     columns = table_columns(spark, table)
     assert [name for name, _ in columns] == EVENT_NAMES + V1_COLUMNS + V101_COLUMNS + V102_COLUMNS
     schemas = [RegisteredSchema("com.example", "checkout", "jsonschema", p.name, p.read_text())
@@ -159,7 +160,18 @@ def test_samples_breaking_change_recovery_rejections_and_idempotent_ingest(spark
         ),
     }
 
-    run_dbt(settings, ["build", "--select", *REGISTRY_MODELS, "path:models/registry/tables"])
+    [breaking] = breaking_versions(spark, settings)
+    assert breaking.startswith("com.example/page_view 1-1-0: `referrer`: STRING since 1-0-0, BIGINT in 1-1-0 -> ")
+    assert breaking.endswith("not com_example_page_view_1")
+
+    selection = ["--select", *REGISTRY_MODELS, "path:models/registry/tables"]
+    run_dbt(settings, ["build", *selection])
+    registry_tables = [f"{settings.schema('registry')}.{row.tableName}"
+                       for row in spark.sql(f"show tables in {settings.schema('registry')}").collect()]
+    assert len(registry_tables) == 6  # 2 catalog tables, 3 typed tables, 1 recovery table
+    before = {table: table_fingerprint(spark, table) for table in registry_tables}
+    run_dbt(settings, ["run", *selection])  # a second run over the same input changes nothing
+    assert {table: table_fingerprint(spark, table) for table in registry_tables} == before
     page_views = settings.table("registry", "com_example_page_view_1")
     versions = {r.version: r.asDict() for r in spark.table(settings.table("registry", "registry_versions")).collect()
                 if r.name == "page_view"}

@@ -1,0 +1,152 @@
+"""``bench lineage``: the proposal's dedup example, ingest and build throughput, incremental cost.
+
+Every part runs in its own schema prefix of the current warehouse, inside the already started
+SparkSession, so the figures exclude Spark start-up. Peak memory is the JVM's resident-set high
+water mark (VmHWM), which only grows, read after each step.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+from python_jobs.commands.warehouse import warehouse_fingerprint
+from python_jobs.dbt import run_dbt
+from python_jobs.ingest.lineage import ingest_lineage
+from python_jobs.lineage.event_parsing import PARSE_OPTIONS, PARSE_SCHEMA
+from python_jobs.lineage.synthetic import SyntheticSpec, proposal_example, write_events
+from python_jobs.settings import LAYERS, Settings
+from python_jobs.spark import ensure_schemas
+
+MODEL_SELECTION = ["--select", "stg_lineage_events+", "--exclude", "config.materialized:python"]
+
+
+@dataclass
+class Figures:
+    rows: list[tuple[str, str, str]] = field(default_factory=list)
+
+    def add(self, part: str, figure: str, value: object) -> None:
+        self.rows.append((part, figure, str(value)))
+        print(f"  {part:<22} {figure:<46} {value}", flush=True)
+
+    def table(self) -> str:
+        widths = [max(len(row[i]) for row in [("part", "figure", "value"), *self.rows]) for i in range(3)]
+        line = "+".join("-" * (w + 2) for w in widths)
+        out = [line, " | ".join(h.ljust(w) for h, w in zip(("part", "figure", "value"), widths, strict=True)), line]
+        out += [" | ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in self.rows]
+        return "\n".join([*out, line])
+
+
+def jvm_peak_rss_mb(spark: SparkSession) -> float:
+    pid = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def timed(action: Callable[[], object]) -> tuple[float, object]:
+    started = time.monotonic()
+    result = action()
+    return time.monotonic() - started, result
+
+
+def fresh(spark: SparkSession, settings: Settings, prefix: str) -> Settings:
+    scoped = settings.with_prefix(prefix)
+    for layer in LAYERS:
+        spark.sql(f"drop database if exists {scoped.schema(layer)} cascade")
+    ensure_schemas(spark, scoped, LAYERS)
+    return scoped
+
+
+def count(spark: SparkSession, table: str) -> int:
+    return spark.table(table).count()
+
+
+def bench_proposal_example(spark: SparkSession, settings: Settings, work_dir: Path, figures: Figures) -> None:
+    scoped = fresh(spark, settings, "bench_example_")
+    path = work_dir / "proposal_example.ndjson"
+    runs = proposal_example(path)
+    ingest_lineage(spark, scoped, [path])
+    build_seconds, _ = timed(lambda: run_dbt(scoped, ["run", *MODEL_SELECTION]))
+    lineage = scoped.schema("lineage")
+    versions = count(spark, f"{lineage}.dataset_versions")
+    schema_versions = count(spark, f"{lineage}.dataset_schema_versions")
+    mapping_rows = count(spark, f"{lineage}.dataset_schema_versions_field_mapping")
+    legacy_rows = count(spark, f"{lineage}.dataset_versions_field_mapping")
+    part = "proposal example"
+    figures.add(part, "runs (START + COMPLETE each)", runs)
+    figures.add(part, "dataset versions", versions)
+    figures.add(part, "schema versions (must be 1)", schema_versions)
+    figures.add(part, "schema field-mapping rows (must be 20)", mapping_rows)
+    figures.add(part, "Marquez per-version mapping rows", legacy_rows)
+    figures.add(part, "ratio per-version / deduplicated rows", f"{legacy_rows / max(mapping_rows, 1):,.0f}x")
+    figures.add(part, "dbt run seconds", f"{build_seconds:.1f}")
+
+
+def plain_from_json_seconds(spark: SparkSession, path: Path) -> float:
+    frame = spark.read.text(str(path)).select(F.from_json("value", PARSE_SCHEMA, PARSE_OPTIONS).alias("event"))
+    seconds, _ = timed(lambda: frame.write.format("noop").mode("overwrite").save())
+    return seconds
+
+
+def bench_size(spark: SparkSession, settings: Settings, work_dir: Path, size: int, figures: Figures) -> None:
+    part = f"{size:,} events"
+    path = work_dir / f"synthetic_{size}.ndjson"
+    spec = SyntheticSpec(events=size)
+    if not path.exists():
+        write_events(spec, path)
+    size_bytes = path.stat().st_size
+    figures.add(part, "input MB (avg bytes/event)", f"{size_bytes / 1e6:,.0f} ({size_bytes // size:,})")
+    scoped = fresh(spark, settings, f"bench_{size}_")
+
+    baseline = plain_from_json_seconds(spark, path)
+    figures.add(part, "plain from_json parse s (events/s)", f"{baseline:.1f} ({size / baseline:,.0f})")
+
+    ingest_seconds, report = timed(lambda: ingest_lineage(spark, scoped, [path]))
+    figures.add(part, "ingest s (events/s)", f"{ingest_seconds:.1f} ({size / ingest_seconds:,.0f})")
+    figures.add(part, "ingest throughput / from_json (target>=0.5)", f"{baseline / ingest_seconds:.2f}")
+    figures.add(part, "read/accepted/rejected/duplicates",
+                f"{report.read}/{report.accepted}/{report.rejected}/{report.duplicates}")
+    figures.add(part, "JVM peak RSS MB after ingest", f"{jvm_peak_rss_mb(spark):,.0f}")
+
+    build_seconds, _ = timed(lambda: run_dbt(scoped, ["run", *MODEL_SELECTION]))
+    figures.add(part, "first dbt run s (events/s)", f"{build_seconds:.1f} ({size / build_seconds:,.0f})")
+    figures.add(part, "pipeline events/s (ingest + build)", f"{size / (ingest_seconds + build_seconds):,.0f}")
+    figures.add(part, "JVM peak RSS MB after build", f"{jvm_peak_rss_mb(spark):,.0f}")
+
+    extra = max(size // 100, 2)
+    more = work_dir / f"synthetic_{size}_plus_1pct.ndjson"
+    first_run_after = (size + 1) // 2
+    write_events(SyntheticSpec(events=extra, first_run=first_run_after), more)
+    ingest_lineage(spark, scoped, [more])
+    incremental_seconds, _ = timed(lambda: run_dbt(scoped, ["run", *MODEL_SELECTION]))
+    figures.add(part, "+1% events: dbt run s (target <=15% of first)",
+                f"{incremental_seconds:.1f} ({incremental_seconds / build_seconds:.0%})")
+
+    before = warehouse_fingerprint(spark, scoped)
+    noop_seconds, _ = timed(lambda: run_dbt(scoped, ["run", *MODEL_SELECTION]))
+    unchanged = warehouse_fingerprint(spark, scoped) == before
+    figures.add(part, "no new events: dbt run s (tables unchanged)", f"{noop_seconds:.1f} ({unchanged})")
+    lineage = scoped.schema("lineage")
+    figures.add(part, "dataset versions / schema versions",
+                f"{count(spark, f'{lineage}.dataset_versions'):,} / "
+                f"{count(spark, f'{lineage}.dataset_schema_versions'):,}")
+
+
+def run_lineage_bench(
+    spark: SparkSession, settings: Settings, sizes: list[int], work_dir: Path, example: bool = True
+) -> Figures:
+    work_dir.mkdir(parents=True, exist_ok=True)
+    figures = Figures()
+    if example:
+        bench_proposal_example(spark, settings, work_dir, figures)
+    for size in sizes:
+        bench_size(spark, settings, work_dir, size, figures)
+    print(figures.table())
+    return figures

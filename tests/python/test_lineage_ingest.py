@@ -1,0 +1,152 @@
+"""``ingest lineage`` on real Spark: framing, validation, quarantine, dedup, idempotence, big events."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from python_jobs.commands.lineage import LINEAGE_SAMPLES
+from python_jobs.commands.warehouse import table_fingerprint
+from python_jobs.ingest.lineage import ingest_lineage
+
+RUN_URL = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent"
+PRODUCER = "https://example.com/tests"
+
+
+def run_event(run_id: str, event_type: str = "START", event_time: str = "2026-01-01T00:00:00Z", **extra) -> dict:
+    event = {
+        "eventType": event_type,
+        "eventTime": event_time,
+        "run": {"runId": run_id},
+        "job": {"namespace": "tests", "name": "job"},
+        "producer": PRODUCER,
+        "schemaURL": RUN_URL,
+    }
+    event.update(extra)
+    return event
+
+
+def rows(spark, settings, layer: str, name: str, order: str = "source_file, source_line") -> list[dict]:
+    return [r.asDict() for r in spark.table(settings.table(layer, name)).orderBy(*order.split(", ")).collect()]
+
+
+def test_samples_counts_reconcile_and_reingest_changes_nothing(spark, isolated_settings):
+    report = ingest_lineage(spark, isolated_settings, [LINEAGE_SAMPLES])
+    assert (report.read, report.accepted, report.rejected, report.duplicates) == (19, 16, 2, 1)
+    assert report.reconciles()
+
+    rejected = rows(spark, isolated_settings, "audit", "lineage_events_rejected")
+    assert [(Path(r["source_file"]).name, r["source_line"], r["reason"]) for r in rejected] == [
+        ("shop_pipeline.ndjson", 13, "not valid JSON or not a JSON object"),
+        ("shop_pipeline.ndjson", 17, "missing required field job.name"),
+    ]
+    raw = rows(spark, isolated_settings, "raw", "lineage_events", "ingest_seq")
+    kinds = sorted({(r["event_kind"], r["event_type"]) for r in raw}, key=str)
+    assert ("DatasetEvent", None) in kinds and ("JobEvent", None) in kinds and ("RunEvent", "FAIL") in kinds
+    # the duplicate (line 10) is stored once, as its first copy (line 9)
+    lines = [(Path(r["source_file"]).name, r["source_line"]) for r in raw]
+    assert ("shop_pipeline.ndjson", 9) in lines and ("shop_pipeline.ndjson", 10) not in lines
+    # the JSON array's elements are numbered from 1
+    assert [line for name, line in lines if name == "static_metadata.json"] == [1, 2]
+    assert [r["ingest_seq"] for r in raw] == sorted(r["ingest_seq"] for r in raw)
+
+    before = {t: table_fingerprint(spark, isolated_settings.table(*t.split("."))) for t in
+              ("raw.lineage_events", "audit.lineage_events_rejected")}
+    again = ingest_lineage(spark, isolated_settings, [LINEAGE_SAMPLES])
+    assert (again.read, again.accepted, again.rejected, again.duplicates) == (19, 0, 2, 17)
+    after = {t: table_fingerprint(spark, isolated_settings.table(*t.split("."))) for t in before}
+    assert after == before
+
+
+def test_timestamps_validation_and_framing(spark, isolated_settings, tmp_path):
+    run_a, run_b, run_c = (f"0000000{i}-0000-4000-8000-000000000000" for i in (1, 2, 3))
+    good = [
+        run_event(run_a, event_time="2026-01-01T10:00:00.123456789Z"),  # nanoseconds
+        run_event(run_b, event_time="2026-01-01T12:00:00+02:00"),  # offset
+        run_event(run_c, event_time="2026-01-01T10:00:00"),  # no timezone: UTC, flagged
+    ]
+    bad = [
+        run_event("not-a-uuid"),
+        run_event(run_a, event_time="{{ is_datetime(result) }}"),
+        {**run_event(run_a), "run": {"runId": 42}},
+        {**run_event(run_a), "run": "oops"},
+        {**run_event(run_a), "inputs": {"not": "a list"}},
+        run_event(run_a, event_type="FINISHED"),
+        {"eventTime": "2026-01-01T00:00:00Z", "producer": PRODUCER},
+        run_event("${json-unit.any-string}"),
+    ]
+    ndjson_gz = tmp_path / "events.ndjson.gz"
+    with gzip.open(ndjson_gz, "wt") as handle:
+        handle.write("\n".join(json.dumps(e) for e in good) + "\n\n")
+        handle.write("\n".join(json.dumps(e) for e in bad) + "\n")
+        handle.write("{not json\n")
+    report = ingest_lineage(spark, isolated_settings, [ndjson_gz])
+    assert (report.read, report.accepted, report.rejected, report.duplicates) == (12, 3, 9, 0)
+
+    raw = {r["run_id"]: r for r in rows(spark, isolated_settings, "raw", "lineage_events")}
+    assert str(raw[run_a]["event_time"]) == "2026-01-01 10:00:00.123456"
+    assert str(raw[run_b]["event_time"]) == "2026-01-01 10:00:00"
+    assert str(raw[run_c]["event_time"]) == "2026-01-01 10:00:00"
+    assert [raw[r]["event_time_has_offset"] for r in (run_a, run_b, run_c)] == [True, True, False]
+    assert raw[run_a]["event_time_raw"] == "2026-01-01T10:00:00.123456789Z"
+
+    rejected = rows(spark, isolated_settings, "audit", "lineage_events_rejected")
+    reasons = {r["source_line"]: r["reason"] for r in rejected}
+    assert reasons == {
+        5: "run.runId is not a UUID: not-a-uuid",
+        6: "eventTime is a template placeholder: {{ is_datetime(result) }}",
+        7: "run.runId must be a string, got bigint",
+        8: "a field has the wrong JSON type (one of: run, inputs, outputs, dataset)",
+        9: "a field has the wrong JSON type (one of: inputs, outputs, dataset)",
+        10: "eventType must be one of START, RUNNING, COMPLETE, ABORT, FAIL, OTHER, got FINISHED",
+        11: "not an OpenLineage event: it has no run, job or dataset",
+        12: "run.runId is a template placeholder: ${json-unit.any-string}",
+        13: "not valid JSON or not a JSON object",
+    }
+
+
+def test_ingest_seq_increases_across_runs_and_duplicates_across_runs(spark, isolated_settings, tmp_path):
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.json"
+    run_id = "00000000-0000-4000-8000-00000000000a"
+    first.write_text(json.dumps(run_event(run_id)) + "\n")
+    # the same START again (pretty-printed: whitespace does not matter) plus the COMPLETE
+    second.write_text(json.dumps([run_event(run_id), run_event(run_id, "COMPLETE")], indent=2))
+    one = ingest_lineage(spark, isolated_settings, [first])
+    two = ingest_lineage(spark, isolated_settings, [second])
+    assert (one.accepted, two.accepted, two.duplicates) == (1, 1, 1)
+    raw = rows(spark, isolated_settings, "raw", "lineage_events", "ingest_seq")
+    assert [r["event_type"] for r in raw] == ["START", "COMPLETE"]
+    assert raw[0]["ingest_seq"] < raw[1]["ingest_seq"]
+    assert raw[0]["ingest_batch_id"] != raw[1]["ingest_batch_id"]
+
+
+def test_single_event_of_ten_megabytes(spark, isolated_settings, tmp_path):
+    big_facet = {"_producer": PRODUCER, "_schemaURL": PRODUCER, "rows": ["x" * 1000] * 10_500}
+    event = run_event("00000000-0000-4000-8000-0000000000bb", run={
+        "runId": "00000000-0000-4000-8000-0000000000bb", "facets": {"big": big_facet}})
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps(event))
+    assert path.stat().st_size > 10_000_000
+    report = ingest_lineage(spark, isolated_settings, [path])
+    assert (report.accepted, report.rejected) == (1, 0)
+    stored = spark.table(isolated_settings.table("raw", "lineage_events")).select(
+        "event_bytes", "run_facets"
+    ).first()
+    assert stored["event_bytes"] > 10_000_000
+    assert json.loads(stored["run_facets"]["big"])["rows"][0] == "x" * 1000
+
+
+@pytest.mark.corpus
+def test_whole_openlineage_corpus(spark, isolated_settings, shared_corpus):
+    report = ingest_lineage(spark, isolated_settings, [shared_corpus / "openlineage"])
+    assert report.reconciles()
+    assert report.accepted >= 30 and report.rejected > 0
+    reasons = [r["reason"] for r in rows(spark, isolated_settings, "audit", "lineage_events_rejected")]
+    assert all(reasons)
+    assert any("template placeholder: {{ any(result) }}" in r for r in reasons)
+    assert any("template placeholder: ${json-unit" in r for r in reasons)
+    kinds = {r["event_kind"] for r in rows(spark, isolated_settings, "raw", "lineage_events")}
+    assert kinds == {"RunEvent", "DatasetEvent", "JobEvent"}
