@@ -109,12 +109,13 @@
     {%- set state_relation = changelog_state_relation(this) -%}
     {#- changelog_rebuild_state: ignore the state table and project the whole changelog (the benchmark's baseline). -#}
     {%- set use_state = incremental and not var('changelog_rebuild_state', false) -%}
-    {%- set state = changelog_read_state(state_relation) if use_state else {'exists': false, 'seq': -1, 'offset': -1} -%}
+    {%- set no_state = {'exists': false, 'seq': -1, 'offset': -1, 'rows': 0, 'processed_seq': -1, 'processed_offset': -2} -%}
+    {%- set state = changelog_read_state(state_relation) if use_state else no_state -%}
     {%- set processed_seq = state.seq -%}
     {%- set next_offset = state.offset + 1 -%}
     {%- set has_tail = false -%}
     {%- if incremental -%}
-        {#- Rows the state has not absorbed (its post-hook failed, or it was dropped): fold them in. -#}
+        {#- The tail: changelog rows newer than the state's base partition (Parquet statistics skip older files). -#}
         {%- set tail_query -%}
             select max(`offset`) as max_offset,
                    date_format(max(system_time), 'yyyy-MM-dd HH:mm:ss.SSSSSS') as max_system_time
