@@ -16,7 +16,7 @@
 
 {#- {exists, seq, offset} of a state table: the snapshot and changelog offset it reflects (-1: none). -#}
 {% macro changelog_read_state(state_relation) -%}
-    {%- set state = {'exists': false, 'seq': -1, 'offset': -1} -%}
+    {%- set state = {'exists': false, 'seq': -1, 'offset': -1, 'rows': 0, 'processed_seq': -1, 'processed_offset': -2} -%}
     {#- Asks the metastore, not dbt's relation cache: hooks drop and create this table behind dbt's back. -#}
     {%- set found = run_query(
         "show tables in " ~ state_relation.schema ~ " like '" ~ state_relation.identifier ~ "'") -%}
@@ -29,7 +29,10 @@
             {%- do state.update({
                 'exists': true,
                 'seq': properties['changelog.state_seq'] | int,
-                'offset': properties['changelog.state_offset'] | int
+                'offset': properties['changelog.state_offset'] | int,
+                'rows': properties.get('changelog.state_rows', '0') | int,
+                'processed_seq': properties.get('changelog.processed_seq', '-1') | int,
+                'processed_offset': properties.get('changelog.processed_offset', '-2') | int
             }) -%}
         {%- endif -%}
     {%- endif -%}
@@ -106,12 +109,13 @@
     {%- set state_relation = changelog_state_relation(this) -%}
     {#- changelog_rebuild_state: ignore the state table and project the whole changelog (the benchmark's baseline). -#}
     {%- set use_state = incremental and not var('changelog_rebuild_state', false) -%}
-    {%- set state = changelog_read_state(state_relation) if use_state else {'exists': false, 'seq': -1, 'offset': -1} -%}
+    {%- set no_state = {'exists': false, 'seq': -1, 'offset': -1, 'rows': 0, 'processed_seq': -1, 'processed_offset': -2} -%}
+    {%- set state = changelog_read_state(state_relation) if use_state else no_state -%}
     {%- set processed_seq = state.seq -%}
     {%- set next_offset = state.offset + 1 -%}
     {%- set has_tail = false -%}
     {%- if incremental -%}
-        {#- Rows the state has not absorbed (its post-hook failed, or it was dropped): fold them in. -#}
+        {#- The tail: changelog rows newer than the state's base partition (Parquet statistics skip older files). -#}
         {%- set tail_query -%}
             select max(`offset`) as max_offset,
                    date_format(max(system_time), 'yyyy-MM-dd HH:mm:ss.SSSSSS') as max_system_time
@@ -120,9 +124,14 @@
         {%- endset -%}
         {%- set tail = run_query(tail_query) -%}
         {%- set tail_max_offset = tail.columns[0].values()[0] -%}
-        {%- if tail_max_offset is not none -%}
-            {%- set has_tail = true -%}
-            {%- set next_offset = (tail_max_offset | int) + 1 -%}
+        {%- set changelog_max_offset = (tail_max_offset | int) if tail_max_offset is not none else state.offset -%}
+        {%- set has_tail = tail_max_offset is not none -%}
+        {%- set next_offset = changelog_max_offset + 1 -%}
+        {%- if state.processed_offset == changelog_max_offset -%}
+            {#- The last run's post-hook recorded how far it got (including snapshots that changed nothing). -#}
+            {%- set processed_seq = [state.processed_seq, state.seq] | max -%}
+        {%- elif has_tail -%}
+            {#- No trustworthy record: the snapshots whose rows the changelog holds are processed. -#}
             {%- set tail_system_time = tail.columns[1].values()[0] -%}
             {%- set absorbed = [processed_seq] -%}
             {%- for snapshot in loaded if snapshot.system_time <= tail_system_time -%}
@@ -225,7 +234,7 @@
             {{ changelog_column_list(columns) }},
             event_time,
             op,
-            row_number() over (partition by {{ changelog_column_list(keys) }} order by `offset` desc) as recency
+            row_number() over (partition by {{ changelog_column_list(keys) }} order by `offset` desc) as cl_recency
         from new_rows
     )
     {%- if state_relation is not none %},
@@ -234,7 +243,7 @@
         select {{ changelog_column_list(columns, 'state_rows') }}, state_rows.event_time
         from {{ state_relation }} as state_rows
         left anti join new_rows on {{ same_key | join(' and ') }}
-        where state_rows.state_offset = {{ state_offset }}
+        where state_rows.cl_state_offset = {{ state_offset }}
     )
     {%- endif %}
 
@@ -245,13 +254,17 @@
     {%- endif %}
     select {{ changelog_column_list(columns) }}, event_time
     from latest_new_rows
-    where recency = 1 and op in ({{ changelog_op('append') }}, {{ changelog_op('correct_to') }})
+    where cl_recency = 1 and op in ({{ changelog_op('append') }}, {{ changelog_op('correct_to') }})
 {%- endmacro %}
 
 {#-
-  Post-hook of every changelog model: folds the rows the run appended into a new partition of the
-  state table, then points the table properties at it and drops the old partition. Until the
-  properties change, readers keep using the previous partition, so a failure leaves a usable state.
+  Post-hook of every changelog model. The state is a base partition of `<model>__state` plus the
+  changelog rows written after it (the tail), which runs fold in on the fly. When the tail passes
+  `changelog_compact_ratio` (default 0.2) of the base, the hook writes the folded state as a new
+  partition, points the table properties at it and drops the old one; until the properties change
+  readers use the previous partition, so a failure leaves a usable state. Every run records how far
+  it got (`changelog.processed_seq` at `changelog.processed_offset`), so snapshots that changed
+  nothing are not diffed again.
 -#}
 {% macro changelog_save_state(primary_key) -%}
     {%- if execute and not var('changelog_rebuild_state', false) -%}
@@ -277,25 +290,46 @@
         {%- if not state.exists -%}
             {%- do run_query('drop table if exists ' ~ state_relation) -%}
             {%- do run_query('create table ' ~ state_relation ~ ' (' ~ column_ddl | join(', ')
-                ~ ', event_time timestamp, state_offset bigint) using ' ~ var('file_format', 'parquet')
-                ~ ' partitioned by (state_offset)') -%}
+                ~ ', event_time timestamp, cl_state_offset bigint) using ' ~ var('file_format', 'parquet')
+                ~ ' partitioned by (cl_state_offset)') -%}
         {%- endif -%}
-        {%- set max_offset = changelog_single_value(
-            'select max(`offset`) from ' ~ this ~ ' where `offset` > ' ~ state.offset) -%}
-        {%- set new_offset = (max_offset | int) if max_offset is not none else state.offset -%}
-        {%- if max_offset is not none -%}
+        {%- set tail = run_query('select max(`offset`), count(*) from ' ~ this ~ ' where `offset` > ' ~ state.offset) -%}
+        {%- set tail_max_offset = tail.columns[0].values()[0] -%}
+        {%- set tail_rows = tail.columns[1].values()[0] | int -%}
+        {%- set max_offset = (tail_max_offset | int) if tail_max_offset is not none else state.offset -%}
+        {%- set properties = {
+            'changelog.processed_seq': [plan.through_seq, state.processed_seq, state.seq] | max,
+            'changelog.processed_offset': max_offset
+        } -%}
+        {%- set compact_ratio = var('changelog_compact_ratio', 0.2) | float -%}
+        {%- set compact = tail_rows > 0 and (not state.exists or tail_rows > compact_ratio * ([state.rows, 1] | max)) -%}
+        {%- if compact -%}
             {%- set insert_sql -%}
-                insert into {{ state_relation }} partition (state_offset = {{ new_offset }})
-                {{ changelog_fold(columns, keys, state_relation if state.exists else none, state.offset, this, state.offset, new_offset) }}
+                insert into {{ state_relation }} partition (cl_state_offset = {{ max_offset }})
+                {{ changelog_fold(columns, keys, state_relation if state.exists else none, state.offset, this, state.offset, max_offset) }}
             {%- endset -%}
             {%- do run_query(insert_sql) -%}
+            {%- set state_rows = changelog_single_value(
+                'select count(*) from ' ~ state_relation ~ ' where cl_state_offset = ' ~ max_offset) -%}
+            {%- do properties.update({
+                'changelog.state_seq': properties['changelog.processed_seq'],
+                'changelog.state_offset': max_offset,
+                'changelog.state_rows': state_rows | int
+            }) -%}
+        {%- elif not state.exists -%}
+            {%- do properties.update({'changelog.state_seq': -1, 'changelog.state_offset': -1, 'changelog.state_rows': 0}) -%}
         {%- endif -%}
-        {%- do run_query('alter table ' ~ state_relation ~ " set tblproperties ('changelog.state_seq' = '"
-            ~ ([plan.through_seq, state.seq] | max) ~ "', 'changelog.state_offset' = '" ~ new_offset ~ "')") -%}
-        {%- for row in run_query('show partitions ' ~ state_relation) -%}
-            {%- if row[0] != 'state_offset=' ~ new_offset -%}
-                {%- do run_query('alter table ' ~ state_relation ~ ' drop if exists partition (' ~ row[0] | replace('=', ' = ') ~ ')') -%}
-            {%- endif -%}
+        {%- set assignments = [] -%}
+        {%- for key, value in properties.items() -%}
+            {%- do assignments.append("'" ~ key ~ "' = '" ~ value ~ "'") -%}
         {%- endfor -%}
+        {%- do run_query('alter table ' ~ state_relation ~ ' set tblproperties (' ~ assignments | join(', ') ~ ')') -%}
+        {%- if compact -%}
+            {%- for row in run_query('show partitions ' ~ state_relation) -%}
+                {%- if row[0] != "cl_state_offset=" ~ max_offset -%}
+                    {%- do run_query('alter table ' ~ state_relation ~ ' drop if exists partition (' ~ row[0] | replace('=', ' = ') ~ ')') -%}
+                {%- endif -%}
+            {%- endfor -%}
+        {%- endif -%}
     {%- endif -%}
 {%- endmacro %}

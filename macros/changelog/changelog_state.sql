@@ -28,14 +28,14 @@
             event_time,
             `offset`,
             op,
-            row_number() over (partition by {{ changelog_column_list(keys) }} order by `offset` desc) as recency
+            row_number() over (partition by {{ changelog_column_list(keys) }} order by `offset` desc) as cl_recency
         from {{ changelog_relation }}
         where {{ conditions | join(' and ') }}
     )
 
     select {{ changelog_column_list(columns) }}, event_time, `offset`
     from latest_rows
-    where recency = 1 and op in ({{ changelog_op('append') }}, {{ changelog_op('correct_to') }})
+    where cl_recency = 1 and op in ({{ changelog_op('append') }}, {{ changelog_op('correct_to') }})
 {%- endmacro %}
 
 {% macro changelog_current_state(changelog_relation, primary_key) -%}

@@ -81,15 +81,15 @@ timeline as (
     select
         {{ changelog_column_list(columns) }},
         cast({{ plan.processed_seq }} as bigint) as snapshot_seq,
-        event_time as state_event_time,
-        true as is_state
+        event_time as cl_state_event_time,
+        true as cl_is_state
     from prior_state
     union all
     select
         {{ changelog_column_list(columns) }},
         snapshot_seq,
-        cast(null as timestamp) as state_event_time,
-        false as is_state
+        cast(null as timestamp) as cl_state_event_time,
+        false as cl_is_state
     from incoming
 ),
 
@@ -97,16 +97,16 @@ sequenced as (
     select
         {{ changelog_column_list(columns, 'timeline') }},
         timeline.snapshot_seq,
-        timeline.state_event_time,
-        timeline.is_state,
+        timeline.cl_state_event_time,
+        timeline.cl_is_state,
         pending_snapshots.snapshot_time,
         pending_snapshots.system_time,
-        lag(timeline.snapshot_seq) over by_key as previous_seq,
-        lead(timeline.snapshot_seq) over by_key as next_seq,
+        lag(timeline.snapshot_seq) over by_key as cl_previous_seq,
+        lead(timeline.snapshot_seq) over by_key as cl_next_seq,
         {%- for column in plan.compared %}
         (lag(timeline.{{ adapter.quote(column) }}) over by_key <=> timeline.{{ adapter.quote(column) }}) and
         {%- endfor %}
-        true as same_as_previous
+        true as cl_same_as_previous
     from timeline
     left join pending_snapshots on timeline.snapshot_seq = pending_snapshots.snapshot_seq
     window by_key as (partition by {{ changelog_column_list(keys, 'timeline') }} order by timeline.snapshot_seq)
@@ -117,18 +117,18 @@ classified as (
         {{ changelog_column_list(columns) }},
         snapshot_seq,
         system_time,
-        is_state,
-        state_event_time,
-        next_seq,
+        cl_is_state,
+        cl_state_event_time,
+        cl_next_seq,
         case
-            when is_state then null
-            when previous_seq is null or previous_seq < snapshot_seq - 1 then {{ changelog_op('append') }}
-            when not same_as_previous then {{ changelog_op('correct_to') }}
-        end as change_op,
+            when cl_is_state then null
+            when cl_previous_seq is null or cl_previous_seq < snapshot_seq - 1 then {{ changelog_op('append') }}
+            when not cl_same_as_previous then {{ changelog_op('correct_to') }}
+        end as cl_change_op,
         {%- if plan.event_time_column is not none %}
-        coalesce(cast({{ adapter.quote(plan.event_time_column) }} as timestamp), snapshot_time) as new_event_time
+        coalesce(cast({{ adapter.quote(plan.event_time_column) }} as timestamp), snapshot_time) as cl_new_event_time
         {%- else %}
-        snapshot_time as new_event_time
+        snapshot_time as cl_new_event_time
         {%- endif %}
     from sequenced
 ),
@@ -138,23 +138,23 @@ imaged as (
         {{ changelog_column_list(columns) }},
         snapshot_seq,
         system_time,
-        change_op,
-        new_event_time,
-        next_seq,
+        cl_change_op,
+        cl_new_event_time,
+        cl_next_seq,
         last(
             case
-                when is_state then named_struct({{ image_fields | join(', ') }}, 'event_time', state_event_time)
-                when change_op is not null then named_struct({{ image_fields | join(', ') }}, 'event_time', new_event_time)
+                when cl_is_state then named_struct({{ image_fields | join(', ') }}, 'event_time', cl_state_event_time)
+                when cl_change_op is not null then named_struct({{ image_fields | join(', ') }}, 'event_time', cl_new_event_time)
             end,
             true
-        ) over ({{ by_key_so_far }} current row) as emitted_image,
+        ) over ({{ by_key_so_far }} current row) as cl_emitted_image,
         last(
             case
-                when is_state then named_struct({{ image_fields | join(', ') }}, 'event_time', state_event_time)
-                when change_op is not null then named_struct({{ image_fields | join(', ') }}, 'event_time', new_event_time)
+                when cl_is_state then named_struct({{ image_fields | join(', ') }}, 'event_time', cl_state_event_time)
+                when cl_change_op is not null then named_struct({{ image_fields | join(', ') }}, 'event_time', cl_new_event_time)
             end,
             true
-        ) over ({{ by_key_so_far }} 1 preceding) as previous_image
+        ) over ({{ by_key_so_far }} 1 preceding) as cl_previous_image
     from classified
 ),
 
@@ -162,30 +162,30 @@ changes as (
     select
         snapshot_seq,
         system_time,
-        change_op as op,
-        new_event_time as event_time,
+        cl_change_op as op,
+        cl_new_event_time as event_time,
         {{ changelog_column_list(columns) }}
     from imaged
-    where change_op is not null
+    where cl_change_op is not null
     union all
     select
         snapshot_seq,
         system_time,
         {{ changelog_op('correct_from') }} as op,
-        previous_image.event_time as event_time,
-        {{ changelog_column_list(columns, 'previous_image') }}
+        cl_previous_image.event_time as event_time,
+        {{ changelog_column_list(columns, 'cl_previous_image') }}
     from imaged
-    where change_op = {{ changelog_op('correct_to') }}
+    where cl_change_op = {{ changelog_op('correct_to') }}
     union all
     select
         pending_snapshots.snapshot_seq,
         pending_snapshots.system_time,
         {{ changelog_op('retract') }} as op,
-        imaged.emitted_image.event_time as event_time,
-        {{ changelog_column_list(columns, 'imaged.emitted_image') }}
+        imaged.cl_emitted_image.event_time as event_time,
+        {{ changelog_column_list(columns, 'imaged.cl_emitted_image') }}
     from imaged
     inner join pending_snapshots on imaged.snapshot_seq + 1 = pending_snapshots.snapshot_seq
-    where imaged.next_seq is null or imaged.next_seq > imaged.snapshot_seq + 1
+    where imaged.cl_next_seq is null or imaged.cl_next_seq > imaged.snapshot_seq + 1
 )
 
 select
@@ -208,7 +208,7 @@ from changes
     {%- elif plan.state_exists -%}
         select {{ changelog_column_list(plan.columns) }}, event_time
         from {{ plan.state_relation }}
-        where state_offset = {{ plan.state_offset }}
+        where cl_state_offset = {{ plan.state_offset }}
     {%- else -%}
         select {{ changelog_column_list(plan.columns) }}, cast(null as timestamp) as event_time
         from {{ source_relation }}

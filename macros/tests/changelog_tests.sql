@@ -102,7 +102,7 @@
             {{ changelog_column_list(compared) }},
             op,
             system_time,
-            lead(system_time) over (partition by {{ changelog_column_list(keys) }} order by `offset`) as superseded_at
+            lead(system_time) over (partition by {{ changelog_column_list(keys) }} order by `offset`) as cl_superseded_at
         from {{ model }}
     ),
 
@@ -112,7 +112,7 @@
         inner join processed_snapshots
             on
                 changelog_rows.system_time <= processed_snapshots.system_time
-                and (changelog_rows.superseded_at is null or changelog_rows.superseded_at > processed_snapshots.system_time)
+                and (changelog_rows.cl_superseded_at is null or changelog_rows.cl_superseded_at > processed_snapshots.system_time)
         where changelog_rows.op in ({{ changelog_op('append') }}, {{ changelog_op('correct_to') }})
     ),
 

@@ -11,19 +11,20 @@ with expected as (
         expected_counts.system_time,
         expected_counts.op,
         expected_counts.row_count
-    from values
-        (timestamp'2024-03-01 02:07:00', 0, 10),
-        (timestamp'2024-03-02 02:06:30', 0, 1),
-        (timestamp'2024-03-02 02:06:30', 1, 1),
-        (timestamp'2024-03-02 02:06:30', 2, 3),
-        (timestamp'2024-03-02 02:06:30', 3, 3),
-        (timestamp'2024-03-03 02:08:10', 0, 1),
-        (timestamp'2024-03-03 02:08:10', 1, 1),
-        (timestamp'2024-03-03 02:08:10', 2, 1),
-        (timestamp'2024-03-03 02:08:10', 3, 1),
-        (timestamp'2024-03-04 02:05:45', 0, 1),
-        (timestamp'2024-03-04 02:05:45', 2, 1),
-        (timestamp'2024-03-04 02:05:45', 3, 1) as expected_counts (system_time, op, row_count)
+    from
+        values
+        (timestamp '2024-03-01 02:07:00', 0, 10),
+        (timestamp '2024-03-02 02:06:30', 0, 1),
+        (timestamp '2024-03-02 02:06:30', 1, 1),
+        (timestamp '2024-03-02 02:06:30', 2, 3),
+        (timestamp '2024-03-02 02:06:30', 3, 3),
+        (timestamp '2024-03-03 02:08:10', 0, 1),
+        (timestamp '2024-03-03 02:08:10', 1, 1),
+        (timestamp '2024-03-03 02:08:10', 2, 1),
+        (timestamp '2024-03-03 02:08:10', 3, 1),
+        (timestamp '2024-03-04 02:05:45', 0, 1),
+        (timestamp '2024-03-04 02:05:45', 2, 1),
+        (timestamp '2024-03-04 02:05:45', 3, 1) as expected_counts (system_time, op, row_count)
 ),
 
 actual as (

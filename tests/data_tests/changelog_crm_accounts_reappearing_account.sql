@@ -1,10 +1,10 @@
 {#- Adventure Works (A-1005) is appended, retracted with its original event time, then appended again. -#}
 with history as (
     select
-        `offset`,
+        offset,
         op,
         event_time,
-        row_number() over (order by `offset`) as position
+        row_number() over (order by offset) as position
     from {{ ref('crm_accounts') }}
     where account_id = 'A-1005'
 ),
@@ -14,10 +14,11 @@ expected as (
         expected_history.position,
         expected_history.op,
         expected_history.event_time
-    from values
-        (1, 0, timestamp'2023-09-01 10:30:00'),
-        (2, 1, timestamp'2023-09-01 10:30:00'),
-        (3, 0, timestamp'2024-03-02 08:15:00') as expected_history (position, op, event_time)
+    from
+        values
+        (1, 0, timestamp '2023-09-01 10:30:00'),
+        (2, 1, timestamp '2023-09-01 10:30:00'),
+        (3, 0, timestamp '2024-03-02 08:15:00') as expected_history (position, op, event_time)
 )
 
 select

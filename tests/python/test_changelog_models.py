@@ -335,6 +335,14 @@ def test_key_only_snapshots_append_and_retract(spark, warehouse, tmp_path):
         (7, RETRACT, loaded(2), at(1), "d"),
     ]
 
+    # Another empty snapshot changes nothing; the state records that it was processed all the same.
+    load(spark, settings, "tags", tags_file(tmp_path, 3, []), 3)
+    dbt(settings, "run", "--select", "tags")
+    assert len(changelog(spark, settings, "tags")) == 8
+    state = settings.table("changelog", "tags") + "__state"
+    properties = {r.key: r.value for r in spark.sql(f"show tblproperties {state}").collect()}
+    assert (properties["changelog.processed_seq"], properties["changelog.processed_offset"]) == ("3", "7")
+
 
 # ------------------------------------------------------------------ keys checked by the macro
 
