@@ -207,8 +207,9 @@
         {{ exceptions.raise_compiler_error(
             "snapshot_to_changelog: " ~ source_relation ~ " has NULL or duplicate primary keys ("
             ~ keys | join(', ') ~ "), e.g. " ~ examples | join('; ')
-            ~ ". Nothing was written. Remove the snapshot (alter table ... drop partition (snapshot_seq = N)) "
-            ~ "and load a corrected file; `ingest snapshot --primary-key` rejects such files up front.") }}
+            ~ ". Nothing was written. Remove the snapshot (alter table ... drop partition (snapshot_seq = N); "
+            ~ "alter table ... unset tblproperties ('changelog.snapshot.<N as 9 digits>')) and load a corrected "
+            ~ "file; `ingest snapshot --primary-key` rejects such files up front.") }}
     {%- endif -%}
 {%- endmacro %}
 

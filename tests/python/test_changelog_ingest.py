@@ -132,7 +132,7 @@ def test_malformed_csv_and_lossy_types_reject_the_whole_snapshot(spark, isolated
 
     malformed = tmp_path / "malformed.ndjson"
     malformed.write_text('{"person_id": "p1", "score": 10}\n{"person_id": "p2", "score": \n')
-    with pytest.raises(SnapshotRejected, match="malformed records"):
+    with pytest.raises(SnapshotRejected, match=r"1 malformed record\(s\), e.g. .*\"p2\""):
         ingest_snapshot(spark, settings, "typed", malformed, T0 + timedelta(1), T0 + timedelta(1))
 
     assert spark.table(settings.table("raw", "typed_snapshots")).count() == 2
