@@ -127,20 +127,23 @@ merged_schemas as (
 
 own_schema_rows as (
     select
-        dataset_version_uuid,
-        dataset_uuid,
-        namespace_name,
-        dataset_name,
-        run_uuid,
-        created_at as version_created_at,
-        first_ingest_seq as version_first_ingest_seq,
+        all_versions.dataset_version_uuid,
+        all_versions.dataset_uuid,
+        all_versions.namespace_name,
+        all_versions.dataset_name,
+        all_versions.run_uuid,
+        all_versions.created_at as version_created_at,
+        all_versions.first_ingest_seq as version_first_ingest_seq,
         -- A version without any schema facet points at the dataset's empty field set.
-        coalesce(own_schema_uuid, {{ schema_version_uuid('namespace_name', 'dataset_name', 'cast(array() as array<struct<name: string, type: string>>)') }})
-            as dataset_schema_version_uuid,
-        own_schema_uuid is null as is_empty_schema,
+        coalesce(
+            all_versions.own_schema_uuid,
+            {{ schema_version_uuid('all_versions.namespace_name', 'all_versions.dataset_name',
+                'cast(array() as array<struct<name: string, type: string>>)') }}
+        ) as dataset_schema_version_uuid,
+        all_versions.own_schema_uuid is null as is_empty_schema,
         cast(null as array<struct<name: string, type: string>>) as merged_fields,
-        created_at as pointed_at,
-        first_ingest_seq as pointed_at_seq
+        all_versions.created_at as pointed_at,
+        all_versions.first_ingest_seq as pointed_at_seq
     from all_versions
     -- An input version's first merged field set is its first schema; skip its empty own one then.
     left anti join merge_points
