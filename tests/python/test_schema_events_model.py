@@ -45,7 +45,9 @@ def test_sequences_are_gapless_and_changes_are_classified(events):
 
 def test_changelog_streams_get_schema_events(events, sample_warehouse, spark):
     changelog_tables = [
-        t.name for t in spark.catalog.listTables(sample_warehouse.schema("changelog")) if t.tableType != "VIEW"
+        t.name
+        for t in spark.catalog.listTables(sample_warehouse.schema("changelog"))
+        if t.tableType != "VIEW" and not t.isTemporary
     ]
     streams = {e["dataset_name"]: e for e in events if e["namespace_name"] == "lineage_warehouse"}
     for table in changelog_tables:
