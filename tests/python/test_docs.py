@@ -62,10 +62,18 @@ def test_docs_page_lists_the_models(static_page, tmp_path):
     assert "stg_lineage_events" in dom  # the project tree in the sidebar is rendered from the manifest
 
 
-def test_docs_lineage_graph_renders(static_page, tmp_path):
+def test_docs_model_page_shows_its_lineage(static_page, tmp_path):
     fragment = "#!/model/model.lineage_warehouse.stg_lineage_events"
+    dom = _render(static_page, tmp_path / "profile-model", fragment, ["--dump-dom"]).stdout
+    assert "Depends On" in dom and "Referenced By" in dom
+    assert "event_time_has_offset" in dom  # documented columns are rendered
+
+
+def test_docs_lineage_graph_renders(static_page, tmp_path):
+    # g_v=1 opens the full-screen lineage graph of the model (dbt docs' graph view).
+    fragment = "#!/model/model.lineage_warehouse.dataset_schema_events?g_v=1"
     dom = _render(static_page, tmp_path / "profile-dom", fragment, ["--dump-dom"]).stdout
-    assert "Depends On" in dom or "Referenced By" in dom
+    assert "Lineage Graph" in dom
     screenshot = tmp_path / "model.png"
     shot = _render(static_page, tmp_path / "profile-shot", fragment, [f"--screenshot={screenshot}"])
     assert shot.returncode == 0, shot.stderr[-2000:]
