@@ -10,8 +10,15 @@
   scan, where Parquet statistics on the entity-sorted files skip the other entities. The labels and
   last-seen figures ride along the per-name aggregate instead of a second pass over `facet_refs`,
   so a one-entity lookup scans the table once.
+
+  `broadcast_latest` asks Spark to broadcast the per-name winners to the join with `facet_bodies`.
+  Without it Spark sizes that side by the whole `facet_refs` table (it has no statistics for the
+  key filter), plans a sort-merge join, and dynamic partition pruning (which needs a broadcast)
+  does not happen: a one-entity lookup then reads every body shard. The broadcast side has one
+  row per entity and facet name, smaller than the view's own result, so it is safe where the
+  number of entities is bounded (datasets, jobs); not for runs, whose number grows with history.
 #}
-{% macro current_facets(scope, key_column, label_columns, condition='true') -%}
+{% macro current_facets(scope, key_column, label_columns, condition='true', broadcast_latest=false) -%}
 with entity_rows as (
     select
         {{ key_column }} as entity_key,
@@ -52,6 +59,7 @@ latest_per_name as (
 
 merged as (
     select
+        {%- if broadcast_latest %} /*+ broadcast(latest_per_name) */{% endif %}
         latest_per_name.entity_key,
         {%- for column in label_columns %}
         max_by(latest_per_name.{{ column }}, latest_per_name.last_order) as {{ column }},

@@ -167,14 +167,23 @@ def test_one_dataset_lookup_is_pushed_into_the_facet_refs_scan(facet_history, sp
     settings = facet_history["settings"]
     key = dataset_uuid("warehouse", "reports.daily")
     view = settings.table("lineage", "current_dataset_facets")
-    frame = spark.sql(f"select facets from {view} where dataset_uuid = '{key}'")
-    scans = scan_nodes(frame._jdf.queryExecution().executedPlan())
-    refs = [s for s in scans if s.tableIdentifier().get().table() == "facet_refs"]
-    bodies = [s for s in scans if s.tableIdentifier().get().table() == "facet_bodies"]
-    assert len(refs) == 1 and len(bodies) == 1
-    assert f"EqualTo(dataset_uuid,{key})" in refs[0].metadata().get("PushedFilters").get()
-    assert "dynamicpruning" in bodies[0].metadata().get("PartitionFilters").get()
-    assert json.loads(frame.first().facets)["documentation"] == {"description": "daily totals"}
+    threshold = "spark.sql.autoBroadcastJoinThreshold"
+    previous = spark.conf.get(threshold)
+    # Tables too big to broadcast by size (as at 100k events): the shards are still pruned.
+    for setting in (previous, "-1"):
+        spark.conf.set(threshold, setting)
+        try:
+            frame = spark.sql(f"select facets from {view} where dataset_uuid = '{key}'")
+            scans = scan_nodes(frame._jdf.queryExecution().executedPlan())
+            facets = json.loads(frame.first().facets)
+        finally:
+            spark.conf.set(threshold, previous)
+        refs = [s for s in scans if s.tableIdentifier().get().table() == "facet_refs"]
+        bodies = [s for s in scans if s.tableIdentifier().get().table() == "facet_bodies"]
+        assert len(refs) == 1 and len(bodies) == 1
+        assert f"EqualTo(dataset_uuid,{key})" in refs[0].metadata().get("PushedFilters").get()
+        assert "dynamicpruning" in bodies[0].metadata().get("PartitionFilters").get()
+        assert facets["documentation"] == {"description": "daily totals"}
 
 
 def test_identical_bodies_are_stored_once(facet_history, spark):
