@@ -18,11 +18,14 @@
 {%- endmacro %}
 
 {#-
-  The partition of a body in `facet_bodies`: the first two hex digits of its hash (256 shards).
-  Joins on it let Spark's dynamic partition pruning read only the shards a query needs.
+  The partition of a body in `facet_bodies`: the first hex digit of its hash (16 shards).
+  Joins on it let Spark's dynamic partition pruning read only the shards a query needs. Few shards
+  on purpose: the Hive metastore lists every partition when a lookup is planned, and each load
+  appends a file to every shard it touches, so 256 shards cost more in planning and small files
+  than they saved in reading (measured at 100k events: planning 2.3 s vs 1.1 s).
 -#}
 {% macro facet_body_shard(hash_expr) -%}
-    substr({{ hash_expr }}, 1, 2)
+    substr({{ hash_expr }}, 1, 1)
 {%- endmacro %}
 
 {#- `{"<name>": <body>}` without parsing the body again; the name is escaped as a JSON string. -#}

@@ -5,7 +5,7 @@
   the selection Marquez makes for a dataset's facets.
 -#}
 with current_facets as (
-    {{ current_facets('dataset', 'dataset_uuid', ['dataset_namespace', 'dataset_name'], "type in ('DATASET', 'UNKNOWN', 'OUTPUT')") | indent(4) }}
+    {{ current_facets('dataset', 'dataset_uuid', ['dataset_namespace', 'dataset_name'], "type in ('DATASET', 'UNKNOWN', 'OUTPUT')", broadcast_latest=true) | indent(4) }}
 ),
 
 current_versions as (

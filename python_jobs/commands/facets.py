@@ -9,7 +9,7 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 
 from python_jobs.facets.backfill import run_backfill
-from python_jobs.facets.bench import format_table, run_bench
+from python_jobs.facets.bench import BenchRuns, format_table, run_bench
 from python_jobs.facets.synthetic import SyntheticConfig, synthetic_events
 from python_jobs.settings import SAMPLES_DIR, Settings, load_settings
 from python_jobs.spark import get_spark
@@ -30,8 +30,16 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
 
     bench = groups["bench"].add_parser("facets", help="facet tables vs a naive raw JSON scan")
     add_synthetic_arguments(bench)
-    bench.add_argument("--repeat", type=int, default=3, help="timed runs per query; the median is reported")
-    bench.add_argument("--increment", type=int, default=1_000, help="new events for the incremental-load figure")
+    runs = BenchRuns()
+    bench.add_argument(
+        "--repeat", type=int, default=runs.repeat, help="timed runs of the facet-table lookup after a warm-up (median)"
+    )
+    bench.add_argument(
+        "--naive-repeat", type=int, default=runs.naive_repeat, help="timed runs of the naive scan (median)"
+    )
+    bench.add_argument(
+        "--increment", type=int, default=runs.increment, help="new events for the incremental-load figure"
+    )
     bench.add_argument("--prefix", default="bench_facets_", help="schema prefix of the benchmark warehouse")
     bench.add_argument("--reuse", action="store_true", help="keep raw.lineage_events from a previous run")
     bench.set_defaults(handler=run_bench_command)
@@ -94,7 +102,8 @@ def run_backfill_command(args: argparse.Namespace) -> int:
 def run_bench_command(args: argparse.Namespace) -> int:
     settings = load_settings().with_prefix(args.prefix)
     spark = get_spark(settings)
-    figures = run_bench(spark, settings, synthetic_config(args), args.repeat, args.increment, args.reuse)
+    runs = BenchRuns(repeat=args.repeat, naive_repeat=args.naive_repeat, increment=args.increment, reuse=args.reuse)
+    figures = run_bench(spark, settings, synthetic_config(args), runs)
     print(format_table(figures))
     return 0
 

@@ -148,6 +148,44 @@ def test_current_facets_last_wins_by_event_time_then_ingest_order(facet_history,
     assert set(json.loads(orders.facets)) == {"schema", "Documentation"}  # INPUT facets describe a read
 
 
+def scan_nodes(plan) -> list[Any]:
+    """File scans of a physical plan's main tree. Subqueries are left out: the dynamic partition
+    pruning subquery only reuses the broadcast of the join's other side, it does not scan again."""
+    kind = plan.getClass().getSimpleName()
+    if kind == "AdaptiveSparkPlanExec":
+        return scan_nodes(plan.initialPlan())
+    found = [plan] if kind == "FileSourceScanExec" else []
+    children = plan.children()
+    for index in range(children.size()):
+        found += scan_nodes(children.apply(index))
+    return found
+
+
+def test_one_dataset_lookup_is_pushed_into_the_facet_refs_scan(facet_history, spark):
+    """The lookup the benchmark times must not aggregate over every dataset: the key filter reaches
+    the (entity-sorted) facet_refs scan, which is read once, and only the bodies' shards it needs."""
+    settings = facet_history["settings"]
+    key = dataset_uuid("warehouse", "reports.daily")
+    view = settings.table("lineage", "current_dataset_facets")
+    threshold = "spark.sql.autoBroadcastJoinThreshold"
+    previous = spark.conf.get(threshold)
+    # Tables too big to broadcast by size (as at 100k events): the shards are still pruned.
+    for setting in (previous, "-1"):
+        spark.conf.set(threshold, setting)
+        try:
+            frame = spark.sql(f"select facets from {view} where dataset_uuid = '{key}'")
+            scans = scan_nodes(frame._jdf.queryExecution().executedPlan())
+            facets = json.loads(frame.first().facets)
+        finally:
+            spark.conf.set(threshold, previous)
+        refs = [s for s in scans if s.tableIdentifier().get().table() == "facet_refs"]
+        bodies = [s for s in scans if s.tableIdentifier().get().table() == "facet_bodies"]
+        assert len(refs) == 1 and len(bodies) == 1
+        assert f"EqualTo(dataset_uuid,{key})" in refs[0].metadata().get("PushedFilters").get()
+        assert "dynamicpruning" in bodies[0].metadata().get("PartitionFilters").get()
+        assert facets["documentation"] == {"description": "daily totals"}
+
+
 def test_identical_bodies_are_stored_once(facet_history, spark):
     settings = facet_history["settings"]
     refs = lineage_rows(spark, settings, "facet_refs", "scope = 'dataset' and name = 'schema'")
