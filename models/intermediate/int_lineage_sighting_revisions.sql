@@ -10,6 +10,7 @@
 #}
 {%- set build_seq = lineage_build_seq() -%}
 {%- set built_seq = lineage_watermark('build_seq') -%}
+{%- set time_bound = lineage_build_time_bound(build_seq) -%}
 
 with build_versions as (
     select
@@ -46,7 +47,8 @@ sightings as (
     inner join tails
         on observations.dataset_uuid = tails.dataset_uuid
     where
-        not {{ lineage_is_output('observations.io_type', 'observations.event_kind') }}
+        observations.event_time >= {{ time_bound }}
+        and not {{ lineage_is_output('observations.io_type', 'observations.event_kind') }}
         and {{ lineage_timeline_key('observations.event_time', 'observations.ingest_seq', '0') }} >= tails.tail_from
 ),
 

@@ -13,120 +13,9 @@
 {%- set build_seq = lineage_build_seq() -%}
 {%- set built_seq = lineage_watermark('build_seq') -%}
 
-with new_observations as (
-    select
-        dataset_uuid,
-        run_uuid,
-        {{ lineage_timeline_key('event_time', 'ingest_seq', 'if(' ~ lineage_is_output() ~ ', 1, 0)') }}
-            as timeline_key,
-        {{ lineage_is_output() }} as is_output
-    from {{ ref('int_lineage_dataset_observations') }}
-    where ingest_seq > {{ built_seq }}
-),
+{%- set time_bound = lineage_tail_time_bound(built_seq) -%}
 
-{% if is_incremental() %}
-    previous_revisions as (
-        select
-            revisions.dataset_uuid,
-            revisions.run_uuid,
-            revisions.timeline_key,
-            revisions.tail_from,
-            revisions.build_seq
-        from {{ this }} as revisions
-        left semi join new_observations
-            on revisions.dataset_uuid = new_observations.dataset_uuid
-    ),
-
-    previous_builds as (
-        select
-            dataset_uuid,
-            build_seq,
-            min(tail_from) as tail_from
-        from previous_revisions
-        group by dataset_uuid, build_seq
-    ),
-
-    previous_ranges as (
-        select
-            dataset_uuid,
-            build_seq,
-            min(tail_from) over (
-                partition by dataset_uuid order by build_seq
-                rows between 1 following and unbounded following
-            ) as superseded_from
-        from previous_builds
-    ),
-
-    live_output_versions as (
-        select
-            previous_revisions.dataset_uuid,
-            previous_revisions.run_uuid,
-            previous_revisions.timeline_key
-        from previous_revisions
-        inner join previous_ranges
-            on
-                previous_revisions.dataset_uuid = previous_ranges.dataset_uuid
-                and previous_revisions.build_seq = previous_ranges.build_seq
-        where
-            previous_revisions.run_uuid is not null
-            and (
-                previous_ranges.superseded_from is null
-                or previous_revisions.timeline_key < previous_ranges.superseded_from
-            )
-    ),
-
-    -- A run with new events may move its version earlier (a late START), so its old position counts too.
-    extended_versions as (
-        select
-            live_output_versions.dataset_uuid,
-            live_output_versions.timeline_key
-        from live_output_versions
-        left semi join new_observations
-            on
-                live_output_versions.dataset_uuid = new_observations.dataset_uuid
-                and live_output_versions.run_uuid = new_observations.run_uuid
-                and new_observations.is_output
-    ),
-
-    change_points as (
-        select
-            dataset_uuid,
-            timeline_key
-        from new_observations
-        union all
-        select
-            dataset_uuid,
-            timeline_key
-        from extended_versions
-    ),
-
-    earliest_changes as (
-        select
-            dataset_uuid,
-            min(timeline_key) as changed_from
-        from change_points
-        group by dataset_uuid
-    ),
-
-    tails as (
-        select
-            earliest_changes.dataset_uuid,
-            coalesce(max(live_output_versions.timeline_key), {{ lineage_timeline_start() }}) as tail_from
-        from earliest_changes
-        left join live_output_versions
-            on
-                earliest_changes.dataset_uuid = live_output_versions.dataset_uuid
-                and live_output_versions.timeline_key <= earliest_changes.changed_from
-        group by earliest_changes.dataset_uuid
-    ),
-{% else %}
-    tails as (
-        select distinct
-            dataset_uuid,
-            {{ lineage_timeline_start() }} as tail_from
-        from new_observations
-    ),
-{% endif %}
+with {{ lineage_tail_ctes(built_seq) }},
 
 dataset_observations as (
     select
@@ -146,19 +35,16 @@ dataset_observations as (
     from {{ ref('int_lineage_dataset_observations') }} as observations
     inner join tails
         on observations.dataset_uuid = tails.dataset_uuid
+    where
+        observations.event_time >= {{ time_bound }}
+        and {{ lineage_timeline_key('observations.event_time', 'observations.ingest_seq',
+            'if(' ~ lineage_is_output('observations.io_type', 'observations.event_kind') ~ ', 1, 0)') }}
+            >= tails.tail_from
 ),
 
--- The runs that wrote the dataset within the tail. Their versions are grouped over all of their
--- events; one that began before the tail is not part of this revision (it is unchanged and
--- stays live), which the key filter below drops.
-tail_runs as (
-    select distinct
-        dataset_uuid,
-        run_uuid
-    from dataset_observations
-    where is_output and timeline_key >= tail_from
-),
-
+-- Output versions grouped over their events in the tail. A run with events before the tail has
+-- a live version from an earlier build that began before the tail: it is unchanged (a new event
+-- of it would have moved the tail start before it), so it is left out.
 output_versions as (
     select
         dataset_observations.dataset_uuid,
@@ -179,10 +65,13 @@ output_versions as (
         ) as own_schema_uuid,
         min(dataset_observations.tail_from) as tail_from
     from dataset_observations
-    left semi join tail_runs
-        on
-            dataset_observations.dataset_uuid = tail_runs.dataset_uuid
-            and dataset_observations.run_uuid = tail_runs.run_uuid
+    {%- if is_incremental() %}
+        left anti join live_output_versions
+            on
+                dataset_observations.dataset_uuid = live_output_versions.dataset_uuid
+                and dataset_observations.run_uuid = live_output_versions.run_uuid
+                and live_output_versions.timeline_key < dataset_observations.tail_from
+    {%- endif %}
     where dataset_observations.is_output
     group by
         dataset_observations.dataset_uuid,
