@@ -1,14 +1,23 @@
 {#
-  An integer computed by a query at build time, inlined into the model's SQL as a literal. Spark
-  pushes a literal filter into the Parquet scan (file and row-group pruning on min/max), which a
-  scalar subquery does not get; `fallback_sql` is used when dbt only parses or compiles.
+  An integer computed by a query over `relation` at build time, inlined into the model's SQL as a
+  literal. Spark pushes a literal filter into the Parquet scan (file and row-group pruning on
+  min/max), which a scalar subquery does not get. `fallback_sql` is used when dbt only parses,
+  or compiles without the relation (sqlfluff's templater, `dbt compile` on an empty warehouse).
 #}
-{% macro lineage_scalar(query, fallback_sql) -%}
-    {%- if not execute -%}
+{% macro lineage_scalar(query, fallback_sql, relation) -%}
+    {%- if not execute or not lineage_relation_exists(relation) -%}
         {{ return(fallback_sql) }}
     {%- endif -%}
     {%- set value = run_query(query).columns[0].values()[0] -%}
     {{ return(-1 if value is none else value | int) }}
+{%- endmacro %}
+
+{#- True when `relation` exists in the warehouse. -#}
+{% macro lineage_relation_exists(relation) -%}
+    {%- set found = adapter.get_relation(
+        database=relation.database, schema=relation.schema, identifier=relation.identifier
+    ) -%}
+    {{ return(found is not none) }}
 {%- endmacro %}
 
 {#- The highest value of `column` already in the model's own table; -1 when it is empty or on a full build. -#}
@@ -17,7 +26,7 @@
         {{ return(-1) }}
     {%- endif -%}
     {%- set query = 'select coalesce(max(' ~ column ~ '), -1) from ' ~ this -%}
-    {{ return(lineage_scalar(query, '(' ~ query ~ ')')) }}
+    {{ return(lineage_scalar(query, '(' ~ query ~ ')', this)) }}
 {%- endmacro %}
 
 {#
@@ -25,8 +34,9 @@
   Every revision row written by the build carries it, so rows of one build are found by equality.
 #}
 {% macro lineage_build_seq() -%}
-    {%- set query = 'select coalesce(max(ingest_seq), -1) from ' ~ ref('int_lineage_dataset_observations') -%}
-    {{ return(lineage_scalar(query, '(' ~ query ~ ')')) }}
+    {%- set observations = ref('int_lineage_dataset_observations') -%}
+    {%- set query = 'select coalesce(max(ingest_seq), -1) from ' ~ observations -%}
+    {{ return(lineage_scalar(query, '(' ~ query ~ ')', observations)) }}
 {%- endmacro %}
 
 {#

@@ -127,7 +127,8 @@
   every observation a tail needs is at or after it, and Spark prunes Parquet files on a literal.
 #}
 {% macro lineage_tail_time_bound(built_seq) -%}
-    {%- if not execute or not is_incremental() -%}
+    {%- if not execute or not is_incremental()
+        or not lineage_relation_exists(ref('int_lineage_dataset_observations')) -%}
         {{ return("timestamp'0001-01-01 00:00:00'") }}
     {%- endif -%}
     {%- set query -%}
@@ -142,7 +143,7 @@
   written by build `build_seq`, as a timestamp literal (for the sightings scan).
 #}
 {% macro lineage_build_time_bound(build_seq) -%}
-    {%- if not execute -%}
+    {%- if not execute or not lineage_relation_exists(ref('int_lineage_version_revisions')) -%}
         {{ return("timestamp'0001-01-01 00:00:00'") }}
     {%- endif -%}
     {%- set query -%}

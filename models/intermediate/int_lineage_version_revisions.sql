@@ -37,9 +37,8 @@ dataset_observations as (
         on observations.dataset_uuid = tails.dataset_uuid
     where
         observations.event_time >= {{ time_bound }}
-        and {{ lineage_timeline_key('observations.event_time', 'observations.ingest_seq',
+        and tails.tail_from <= {{ lineage_timeline_key('observations.event_time', 'observations.ingest_seq',
             'if(' ~ lineage_is_output('observations.io_type', 'observations.event_kind') ~ ', 1, 0)') }}
-            >= tails.tail_from
 ),
 
 -- Output versions grouped over their events in the tail. A run with events before the tail has
