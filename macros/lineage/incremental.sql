@@ -1,54 +1,79 @@
-{#- The highest ingest_seq already in the model's table; -1 when it is empty. -#}
+{#
+  An integer computed by a query over `relation` at build time, inlined into the model's SQL as a
+  literal. Spark pushes a literal filter into the Parquet scan (file and row-group pruning on
+  min/max), which a scalar subquery does not get. `fallback_sql` is used when dbt only parses,
+  or compiles without the relation (sqlfluff's templater, `dbt compile` on an empty warehouse).
+#}
+{% macro lineage_scalar(query, fallback_sql, relation) -%}
+    {%- if not execute or not lineage_relation_exists(relation) -%}
+        {{ return(fallback_sql) }}
+    {%- endif -%}
+    {%- set value = run_query(query).columns[0].values()[0] -%}
+    {{ return(-1 if value is none else value | int) }}
+{%- endmacro %}
+
+{#- True when `relation` exists in the warehouse. -#}
+{% macro lineage_relation_exists(relation) -%}
+    {%- set found = adapter.get_relation(
+        database=relation.database, schema=relation.schema, identifier=relation.identifier
+    ) -%}
+    {{ return(found is not none) }}
+{%- endmacro %}
+
+{#- The highest value of `column` already in the model's own table; -1 when it is empty or on a full build. -#}
 {% macro lineage_watermark(column='ingest_seq') -%}
-    (select coalesce(max({{ column }}), -1) from {{ this }})
+    {%- if not is_incremental() -%}
+        {{ return(-1) }}
+    {%- endif -%}
+    {%- set query = 'select coalesce(max(' ~ column ~ '), -1) from ' ~ this -%}
+    {{ return(lineage_scalar(query, '(' ~ query ~ ')', this)) }}
 {%- endmacro %}
 
 {#
-  True when `relation` has rows whose `column` is past this model's watermark (the maximum of its
-  `watermark_column`). Incremental models that recompute
-  something over history call it so that a build with no new events skips that work entirely.
-  Always true outside incremental runs and at parse time.
+  The build sequence of this `dbt build`: the highest ingest_seq in int_lineage_dataset_observations.
+  Every revision row written by the build carries it, so rows of one build are found by equality.
 #}
-{% macro lineage_has_new_rows(relation, column='ingest_seq', watermark_column='ingest_seq') -%}
-    {%- if not execute or not is_incremental() -%}
-        {{ return(true) }}
-    {%- endif -%}
-    {%- set query -%}
-        select count(1) from {{ relation }}
-        where {{ column }} > (select coalesce(max({{ watermark_column }}), -1) from {{ this }})
-    {%- endset -%}
-    {%- set result = run_query(query) -%}
-    {{ return(result.columns[0].values()[0] > 0) }}
-{%- endmacro %}
-
-{#- The partition of a dataset in the per-dataset intermediate tables. -#}
-{% macro lineage_dataset_bucket(dataset_uuid_expr) -%}
-    pmod(xxhash64({{ dataset_uuid_expr }}), {{ var('lineage_dataset_buckets', 16) }})
+{% macro lineage_build_seq() -%}
+    {%- set observations = ref('int_lineage_dataset_observations') -%}
+    {%- set query = 'select coalesce(max(ingest_seq), -1) from ' ~ observations -%}
+    {{ return(lineage_scalar(query, '(' ~ query ~ ')', observations)) }}
 {%- endmacro %}
 
 {#
-  A filter on a dataset_uuid column for the per-dataset intermediate tables (insert_overwrite,
-  partitioned by bucket): on an incremental run, only the buckets of datasets with observations
-  past this model's `built_through_seq` are recomputed (and so overwritten); with no new
-  observations the filter is `false` and nothing is read or written.
+  Position of a row on a dataset's timeline: event time, then ingest_seq, then kind (0 for a
+  sighting, 1 for an output version, so that a run reading the dataset it writes reads the
+  previous version). Structs compare field by field.
 #}
-{% macro lineage_touched_buckets_filter(dataset_uuid_column) -%}
-    {%- if is_incremental() -%}
-        {%- if lineage_has_new_rows(ref('int_lineage_dataset_observations'), 'ingest_seq', 'built_through_seq') -%}
-            {{ lineage_dataset_bucket(dataset_uuid_column) }} in (
-                select {{ lineage_dataset_bucket('dataset_uuid') }}
-                from {{ ref('int_lineage_dataset_observations') }}
-                where ingest_seq > {{ lineage_watermark('built_through_seq') }}
-            )
-        {%- else -%}
-            false
-        {%- endif -%}
-    {%- else -%}
-        true
-    {%- endif -%}
+{% macro lineage_timeline_key(time_expr, seq_expr, kind_expr) -%}
+    named_struct('at_time', {{ time_expr }}, 'at_seq', cast({{ seq_expr }} as bigint), 'kind', {{ kind_expr }})
 {%- endmacro %}
 
-{#- How far the per-dataset intermediate tables have read the observations. -#}
-{% macro lineage_observations_end() -%}
-    (select coalesce(max(ingest_seq), -1) from {{ ref('int_lineage_dataset_observations') }})
+{#- A timeline key before every real one: "recompute the dataset from its beginning". -#}
+{% macro lineage_timeline_start() -%}
+    {{ lineage_timeline_key("timestamp'0001-01-01 00:00:00'", '-1', '0') }}
+{%- endmacro %}
+
+{#- True for an observation that is a run's output (it makes or extends a dataset version). -#}
+{% macro lineage_is_output(io_type_expr='io_type', event_kind_expr='event_kind') -%}
+    ({{ io_type_expr }} = 'output' and {{ event_kind_expr }} = 'RunEvent')
+{%- endmacro %}
+
+{#
+  SELECT of the live rows of a revision table (int_lineage_*_revisions): a row written by build
+  b for timeline position k is live unless a later build recomputed the dataset from a position
+  at or before k (`int_lineage_tail_ranges`).
+#}
+{% macro lineage_live_revisions(revisions_relation, key_column, columns) -%}
+    select
+        {%- for column in columns %}
+        revisions.{{ column }}{{ ',' if not loop.last }}
+        {%- endfor %}
+    from {{ revisions_relation }} as revisions
+    inner join {{ ref('int_lineage_tail_ranges') }} as tail_ranges
+        on
+            revisions.dataset_uuid = tail_ranges.dataset_uuid
+            and revisions.build_seq = tail_ranges.build_seq
+    where
+        tail_ranges.superseded_from is null
+        or revisions.{{ key_column }} < tail_ranges.superseded_from
 {%- endmacro %}

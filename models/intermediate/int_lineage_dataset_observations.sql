@@ -1,12 +1,14 @@
 {{ config(materialized='incremental', incremental_strategy='append') }}
 
 {#- One row per dataset named by an event: narrow, no field lists (those live once per distinct
-    field set in int_lineage_observed_schemas). Appends the events past the watermark. -#}
+    field set in int_lineage_observed_schemas). Appends the events past the watermark. A stable
+    schema repeats the same facet text on every run, so each distinct text is parsed and keyed
+    once per build and joined back by its SHA-256. -#}
 with dataset_references as (
-    {{ lineage_dataset_references(lineage_watermark() if is_incremental() else '-1') }}
+    {{ lineage_dataset_references(lineage_watermark()) }}
 ),
 
-with_schema as (
+hashed_references as (
     select
         event_id,
         ingest_seq,
@@ -20,31 +22,67 @@ with_schema as (
         ref_index,
         namespace_name,
         dataset_name,
+        sha2(schema_facet, 256) as schema_text_hash
+    from dataset_references
+),
+
+schema_texts as (
+    select
+        namespace_name,
+        dataset_name,
+        sha2(schema_facet, 256) as schema_text_hash,
+        min(schema_facet) as schema_facet
+    from dataset_references
+    where schema_facet is not null
+    group by namespace_name, dataset_name, sha2(schema_facet, 256)
+),
+
+parsed_schemas as (
+    select
+        namespace_name,
+        dataset_name,
+        schema_text_hash,
         coalesce(get_json_object(schema_facet, '$.fields') is not null, false) as has_schema,
         {{ schema_facet_fields('schema_facet') }} as schema_fields
-    from dataset_references
+    from schema_texts
+),
+
+keyed_schemas as (
+    select
+        namespace_name,
+        dataset_name,
+        schema_text_hash,
+        has_schema,
+        case
+            when has_schema then {{ schema_version_uuid('namespace_name', 'dataset_name', 'schema_fields') }}
+        end as observed_schema_uuid,
+        case when has_schema then size(schema_fields) end as field_count
+    from parsed_schemas
 )
 
 select
-    {{ name_uuid("concat_ws(':', 'observation', event_id, io_type, cast(ref_index as string))") }}
-        as observation_id,
-    event_id,
-    ingest_seq,
-    event_time,
-    event_kind,
-    event_type,
-    run_id as run_uuid,
-    {{ job_uuid('job_namespace', 'job_name') }} as job_uuid,
-    job_namespace,
-    job_name,
-    io_type,
-    ref_index,
-    namespace_name,
-    dataset_name,
-    {{ dataset_uuid('namespace_name', 'dataset_name') }} as dataset_uuid,
-    has_schema,
-    case
-        when has_schema then {{ schema_version_uuid('namespace_name', 'dataset_name', 'schema_fields') }}
-    end as observed_schema_uuid,
-    case when has_schema then size(schema_fields) end as field_count
-from with_schema
+    {{ name_uuid("concat_ws(':', 'observation', hashed_references.event_id, hashed_references.io_type, "
+        ~ "cast(hashed_references.ref_index as string))") }} as observation_id,
+    hashed_references.event_id,
+    hashed_references.ingest_seq,
+    hashed_references.event_time,
+    hashed_references.event_kind,
+    hashed_references.event_type,
+    hashed_references.run_id as run_uuid,
+    {{ job_uuid('hashed_references.job_namespace', 'hashed_references.job_name') }} as job_uuid,
+    hashed_references.job_namespace,
+    hashed_references.job_name,
+    hashed_references.io_type,
+    hashed_references.ref_index,
+    hashed_references.namespace_name,
+    hashed_references.dataset_name,
+    {{ dataset_uuid('hashed_references.namespace_name', 'hashed_references.dataset_name') }} as dataset_uuid,
+    coalesce(keyed_schemas.has_schema, false) as has_schema,
+    keyed_schemas.observed_schema_uuid,
+    keyed_schemas.field_count
+from hashed_references
+left join keyed_schemas
+    on
+        hashed_references.namespace_name = keyed_schemas.namespace_name
+        and hashed_references.dataset_name = keyed_schemas.dataset_name
+        and hashed_references.schema_text_hash = keyed_schemas.schema_text_hash

@@ -1,28 +1,40 @@
 {{ config(materialized='incremental', incremental_strategy='append') }}
 
 {#- Each distinct field set seen on a dataset, stored once with its fields. `built_through_seq`
-    records how far the events were read, so the next build starts after it. -#}
+    records how far the events were read, so the next build starts after it. Each distinct
+    facet text is parsed once (many texts may give one field set: descriptions do not count). -#}
 with dataset_references as (
-    {{ lineage_dataset_references(lineage_watermark('built_through_seq') if is_incremental() else '-1') }}
+    {{ lineage_dataset_references(lineage_watermark('built_through_seq')) }}
+),
+
+schema_texts as (
+    select
+        namespace_name,
+        dataset_name,
+        schema_facet,
+        min(ingest_seq) as first_ingest_seq,
+        min(event_time) as first_seen_at
+    from dataset_references
+    where get_json_object(schema_facet, '$.fields') is not null
+    group by namespace_name, dataset_name, schema_facet
 ),
 
 observed as (
     select
         namespace_name,
         dataset_name,
-        ingest_seq,
-        event_time,
+        first_ingest_seq,
+        first_seen_at,
         {{ schema_facet_fields('schema_facet') }} as schema_fields
-    from dataset_references
-    where get_json_object(schema_facet, '$.fields') is not null
+    from schema_texts
 ),
 
 keyed as (
     select
         namespace_name,
         dataset_name,
-        ingest_seq,
-        event_time,
+        first_ingest_seq,
+        first_seen_at,
         schema_fields,
         {{ schema_version_uuid('namespace_name', 'dataset_name', 'schema_fields') }} as observed_schema_uuid
     from observed
@@ -33,9 +45,9 @@ distinct_schemas as (
         observed_schema_uuid,
         min(namespace_name) as namespace_name,
         min(dataset_name) as dataset_name,
-        min_by(schema_fields, ingest_seq) as fields,
-        min(event_time) as first_seen_at,
-        min(ingest_seq) as first_ingest_seq
+        min_by(schema_fields, first_ingest_seq) as fields,
+        min(first_seen_at) as first_seen_at,
+        min(first_ingest_seq) as first_ingest_seq
     from keyed
     group by observed_schema_uuid
 ),

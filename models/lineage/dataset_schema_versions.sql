@@ -12,11 +12,9 @@ with pointers as (
         merged_fields,
         pointed_at,
         pointed_at_seq
-    from {{ ref('int_lineage_dataset_version_schemas') }}
-    {% if is_incremental() %}
-        -- only the dataset buckets the build recomputed carry a newer built_through_seq
-        where built_through_seq > {{ lineage_watermark('built_through_seq') }}
-    {% endif %}
+    from {{ ref('int_lineage_version_schema_revisions') }}
+    -- only the pointers that builds after this model's last run recomputed
+    where build_seq > {{ lineage_watermark('built_through_seq') }}
 ),
 
 candidates as (
@@ -53,7 +51,7 @@ new_candidates as (
 ),
 
 batch_end as (
-    select {{ lineage_observations_end() }} as built_through_seq
+    select {{ lineage_build_seq() }} as built_through_seq
 )
 
 select

@@ -10,9 +10,7 @@ with new_versions as (
         is_merged,
         built_through_seq
     from {{ ref('dataset_schema_versions') }}
-    {% if is_incremental() %}
-        where built_through_seq > {{ lineage_watermark('built_through_seq') }}
-    {% endif %}
+    where built_through_seq > {{ lineage_watermark('built_through_seq') }}
 ),
 
 merged as (
@@ -20,15 +18,13 @@ merged as (
         pointers.dataset_schema_version_uuid,
         field.name as field_name,
         field.type as field_type
-    from {{ ref('int_lineage_dataset_version_schemas') }} as pointers
+    from {{ ref('int_lineage_version_schema_revisions') }} as pointers
     left semi join new_versions
         on
             pointers.dataset_schema_version_uuid = new_versions.uuid
             and new_versions.is_merged
         lateral view explode(pointers.merged_fields) exploded as field
-    {% if is_incremental() %}
-        where pointers.built_through_seq > {{ lineage_watermark('built_through_seq') }}
-    {% endif %}
+    where pointers.build_seq > {{ lineage_watermark('built_through_seq') }}
 ),
 
 observed as (

@@ -1,0 +1,155 @@
+{#
+  CTEs (no leading `with`) that find, for each dataset with observations past `built_seq`, where
+  this build's recomputed tail of its timeline starts: `tails` (dataset_uuid, tail_from). On an
+  incremental build they also give `live_output_versions`, the live output versions of earlier
+  builds. Shared by int_lineage_version_revisions and lineage_tail_time_bound.
+#}
+{% macro lineage_tail_ctes(built_seq) -%}
+    new_observations as (
+        select
+            dataset_uuid,
+            run_uuid,
+            {{ lineage_timeline_key('event_time', 'ingest_seq', 'if(' ~ lineage_is_output() ~ ', 1, 0)') }}
+                as timeline_key,
+            {{ lineage_is_output() }} as is_output
+        from {{ ref('int_lineage_dataset_observations') }}
+        where ingest_seq > {{ built_seq }}
+    ),
+    {%- if is_incremental() %}
+
+    previous_revisions as (
+        select
+            revisions.dataset_uuid,
+            revisions.run_uuid,
+            revisions.timeline_key,
+            revisions.tail_from,
+            revisions.build_seq
+        from {{ this }} as revisions
+        left semi join new_observations
+            on revisions.dataset_uuid = new_observations.dataset_uuid
+    ),
+
+    previous_builds as (
+        select
+            dataset_uuid,
+            build_seq,
+            min(tail_from) as tail_from
+        from previous_revisions
+        group by dataset_uuid, build_seq
+    ),
+
+    previous_ranges as (
+        select
+            dataset_uuid,
+            build_seq,
+            min(tail_from) over (
+                partition by dataset_uuid order by build_seq
+                rows between 1 following and unbounded following
+            ) as superseded_from
+        from previous_builds
+    ),
+
+    live_output_versions as (
+        select
+            previous_revisions.dataset_uuid,
+            previous_revisions.run_uuid,
+            previous_revisions.timeline_key
+        from previous_revisions
+        inner join previous_ranges
+            on
+                previous_revisions.dataset_uuid = previous_ranges.dataset_uuid
+                and previous_revisions.build_seq = previous_ranges.build_seq
+        where
+            previous_revisions.run_uuid is not null
+            and (
+                previous_ranges.superseded_from is null
+                or previous_revisions.timeline_key < previous_ranges.superseded_from
+            )
+    ),
+
+    -- A run with new events may move its version earlier (a late START), so its old position counts too.
+    extended_versions as (
+        select
+            live_output_versions.dataset_uuid,
+            live_output_versions.timeline_key
+        from live_output_versions
+        left semi join new_observations
+            on
+                live_output_versions.dataset_uuid = new_observations.dataset_uuid
+                and live_output_versions.run_uuid = new_observations.run_uuid
+                and new_observations.is_output
+    ),
+
+    change_points as (
+        select
+            dataset_uuid,
+            timeline_key
+        from new_observations
+        union all
+        select
+            dataset_uuid,
+            timeline_key
+        from extended_versions
+    ),
+
+    earliest_changes as (
+        select
+            dataset_uuid,
+            min(timeline_key) as changed_from
+        from change_points
+        group by dataset_uuid
+    ),
+
+    tails as (
+        select
+            earliest_changes.dataset_uuid,
+            coalesce(max(live_output_versions.timeline_key), {{ lineage_timeline_start() }}) as tail_from
+        from earliest_changes
+        left join live_output_versions
+            on
+                earliest_changes.dataset_uuid = live_output_versions.dataset_uuid
+                and live_output_versions.timeline_key <= earliest_changes.changed_from
+        group by earliest_changes.dataset_uuid
+    )
+    {%- else %}
+
+    tails as (
+        select distinct
+            dataset_uuid,
+            {{ lineage_timeline_start() }} as tail_from
+        from new_observations
+    )
+    {%- endif %}
+{%- endmacro %}
+
+{#
+  The earliest event time of any tail the current build recomputes, as a timestamp literal:
+  every observation a tail needs is at or after it, and Spark prunes Parquet files on a literal.
+#}
+{% macro lineage_tail_time_bound(built_seq) -%}
+    {%- if not execute or not is_incremental()
+        or not lineage_relation_exists(ref('int_lineage_dataset_observations')) -%}
+        {{ return("timestamp'0001-01-01 00:00:00'") }}
+    {%- endif -%}
+    {%- set query -%}
+        with {{ lineage_tail_ctes(built_seq) }}
+        select cast(coalesce(min(tail_from.at_time), timestamp'9999-12-31 00:00:00') as string) from tails
+    {%- endset -%}
+    {{ return("timestamp'" ~ run_query(query).columns[0].values()[0] ~ "'") }}
+{%- endmacro %}
+
+{#
+  The same bound once int_lineage_version_revisions has run: the earliest tail start of the rows
+  written by build `build_seq`, as a timestamp literal (for the sightings scan).
+#}
+{% macro lineage_build_time_bound(build_seq) -%}
+    {%- if not execute or not lineage_relation_exists(ref('int_lineage_version_revisions')) -%}
+        {{ return("timestamp'0001-01-01 00:00:00'") }}
+    {%- endif -%}
+    {%- set query -%}
+        select cast(coalesce(min(tail_from.at_time), timestamp'9999-12-31 00:00:00') as string)
+        from {{ ref('int_lineage_version_revisions') }}
+        where build_seq = {{ build_seq }}
+    {%- endset -%}
+    {{ return("timestamp'" ~ run_query(query).columns[0].values()[0] ~ "'") }}
+{%- endmacro %}

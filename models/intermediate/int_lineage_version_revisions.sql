@@ -1,0 +1,161 @@
+{{ config(materialized='incremental', incremental_strategy='append') }}
+
+{#
+  Dataset versions, written as revisions: a build recomputes, for each dataset with new
+  observations, only the tail of its timeline that the new observations can change, and appends
+  the result with `build_seq`. The tail starts (`tail_from`) at the output version current just
+  before the earliest new observation (or before the earliest version a new event extends);
+  everything earlier is unchanged. In-order events make the tail the dataset's current version,
+  so a build costs in proportion to new events; a late event reaching far back recomputes
+  further back, and a sighting before every output recomputes the whole dataset.
+  `int_lineage_tail_ranges` says which revision of a timeline position is live.
+#}
+{%- set build_seq = lineage_build_seq() -%}
+{%- set built_seq = lineage_watermark('build_seq') -%}
+
+{%- set time_bound = lineage_tail_time_bound(built_seq) -%}
+
+with {{ lineage_tail_ctes(built_seq) }},
+
+dataset_observations as (
+    select
+        observations.dataset_uuid,
+        observations.namespace_name,
+        observations.dataset_name,
+        observations.run_uuid,
+        observations.event_time,
+        observations.ingest_seq,
+        observations.has_schema,
+        observations.observed_schema_uuid,
+        {{ lineage_timeline_key('observations.event_time', 'observations.ingest_seq',
+            'if(' ~ lineage_is_output('observations.io_type', 'observations.event_kind') ~ ', 1, 0)') }}
+            as timeline_key,
+        {{ lineage_is_output('observations.io_type', 'observations.event_kind') }} as is_output,
+        tails.tail_from
+    from {{ ref('int_lineage_dataset_observations') }} as observations
+    inner join tails
+        on observations.dataset_uuid = tails.dataset_uuid
+    where
+        observations.event_time >= {{ time_bound }}
+        and tails.tail_from <= {{ lineage_timeline_key('observations.event_time', 'observations.ingest_seq',
+            'if(' ~ lineage_is_output('observations.io_type', 'observations.event_kind') ~ ', 1, 0)') }}
+),
+
+-- Output versions grouped over their events in the tail. A run with events before the tail has
+-- a live version from an earlier build that began before the tail: it is unchanged (a new event
+-- of it would have moved the tail start before it), so it is left out.
+output_versions as (
+    select
+        dataset_observations.dataset_uuid,
+        {{ dataset_version_uuid('dataset_observations.namespace_name', 'dataset_observations.dataset_name',
+            'dataset_observations.run_uuid') }} as dataset_version_uuid,
+        dataset_observations.namespace_name,
+        dataset_observations.dataset_name,
+        dataset_observations.run_uuid,
+        min(dataset_observations.event_time) as created_at,
+        min(dataset_observations.ingest_seq) as first_ingest_seq,
+        max_by(
+            dataset_observations.observed_schema_uuid,
+            if(
+                dataset_observations.has_schema,
+                struct(dataset_observations.event_time, dataset_observations.ingest_seq),
+                null
+            )
+        ) as own_schema_uuid,
+        min(dataset_observations.tail_from) as tail_from
+    from dataset_observations
+    {%- if is_incremental() %}
+        left anti join live_output_versions
+            on
+                dataset_observations.dataset_uuid = live_output_versions.dataset_uuid
+                and dataset_observations.run_uuid = live_output_versions.run_uuid
+                and live_output_versions.timeline_key < dataset_observations.tail_from
+    {%- endif %}
+    where dataset_observations.is_output
+    group by
+        dataset_observations.dataset_uuid,
+        dataset_observations.namespace_name,
+        dataset_observations.dataset_name,
+        dataset_observations.run_uuid
+),
+
+tail_output_versions as (
+    select
+        dataset_uuid,
+        dataset_version_uuid,
+        namespace_name,
+        dataset_name,
+        run_uuid,
+        created_at,
+        first_ingest_seq,
+        own_schema_uuid,
+        {{ lineage_timeline_key('created_at', 'first_ingest_seq', '1') }} as timeline_key,
+        tail_from
+    from output_versions
+    where {{ lineage_timeline_key('created_at', 'first_ingest_seq', '1') }} >= tail_from
+),
+
+first_outputs as (
+    select
+        dataset_uuid,
+        min(timeline_key) as first_output_key
+    from tail_output_versions
+    group by dataset_uuid
+),
+
+-- Sightings before the dataset's first output version belong to its input version; it can
+-- only change when the tail covers the whole dataset.
+input_versions as (
+    select
+        dataset_observations.dataset_uuid,
+        {{ dataset_version_uuid('min(dataset_observations.namespace_name)',
+            'min(dataset_observations.dataset_name)', "''") }} as dataset_version_uuid,
+        min(dataset_observations.namespace_name) as namespace_name,
+        min(dataset_observations.dataset_name) as dataset_name,
+        cast(null as string) as run_uuid,
+        min(dataset_observations.event_time) as created_at,
+        min(dataset_observations.ingest_seq) as first_ingest_seq,
+        cast(null as string) as own_schema_uuid,
+        {{ lineage_timeline_key('min(dataset_observations.event_time)', 'min(dataset_observations.ingest_seq)', '0') }}
+            as timeline_key,
+        min(dataset_observations.tail_from) as tail_from
+    from dataset_observations
+    left join first_outputs
+        on dataset_observations.dataset_uuid = first_outputs.dataset_uuid
+    where
+        not dataset_observations.is_output
+        and dataset_observations.tail_from = {{ lineage_timeline_start() }}
+        and (
+            first_outputs.first_output_key is null
+            or dataset_observations.timeline_key < first_outputs.first_output_key
+        )
+    group by dataset_observations.dataset_uuid
+)
+
+select
+    dataset_version_uuid,
+    dataset_uuid,
+    namespace_name,
+    dataset_name,
+    run_uuid,
+    created_at,
+    first_ingest_seq,
+    own_schema_uuid,
+    timeline_key,
+    tail_from,
+    {{ build_seq }} as build_seq
+from tail_output_versions
+union all
+select
+    dataset_version_uuid,
+    dataset_uuid,
+    namespace_name,
+    dataset_name,
+    run_uuid,
+    created_at,
+    first_ingest_seq,
+    own_schema_uuid,
+    timeline_key,
+    tail_from,
+    {{ build_seq }} as build_seq
+from input_versions
