@@ -158,7 +158,9 @@ def parse_records(records: DataFrame) -> DataFrame:
         "file_uri", "block_start", "row_id", "record_text", "is_blank",
         F.when(~F.col("is_blank"), ep.parse_event(F.col("record_text"))).alias("p"),
     )
-    checked = parsed.select("*", *ep.extract_checked_fields(F.col("p"))).withColumn("event_kind", ep.event_kind())
+    checked = parsed.select("*", *ep.extract_checked_fields(F.col("p"))).select(
+        "*", *ep.blank_reference_checks(), ep.event_kind().alias("event_kind")
+    )
     p = F.col("p")
     text = lambda label: F.col(ep.text_col(label))  # noqa: E731 - a short local alias reads best here
     is_run = F.col("event_kind") == F.lit("RunEvent")
@@ -179,8 +181,8 @@ def parse_records(records: DataFrame) -> DataFrame:
         text("schemaURL").alias("schema_url"),
         p["run"]["facets"].alias("run_facets"),
         p["job"]["facets"].alias("job_facets"),
-        F.transform(p["inputs"], lambda d: ep.dataset_reference(d, "input")).alias("inputs"),
-        F.transform(p["outputs"], lambda d: ep.dataset_reference(d, "output")).alias("outputs"),
+        "inputs",
+        "outputs",
         F.when(p["dataset"].isNotNull(), ep.dataset_reference(p["dataset"], None)).alias("dataset"),
         F.col("record_text").alias("event_json"),
         F.octet_length("record_text").cast("long").alias("event_bytes"),
