@@ -35,6 +35,9 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
         "--work-dir", type=Path, default=None, help="where generated files go (default: LINEAGE_HOME/bench)"
     )
     bench.add_argument("--skip-example", action="store_true", help="skip the 4,320-run proposal example")
+    bench.add_argument(
+        "--ingest-only", action="store_true", help="only from_json and ingest per size: no proposal example, no dbt"
+    )
     bench.set_defaults(handler=run_bench)
 
 
@@ -73,5 +76,5 @@ def run_bench(args: argparse.Namespace) -> int:
     spark = get_spark(settings)
     sizes = [int(size) for size in args.sizes.split(",") if size.strip()]
     work_dir = args.work_dir or settings.lineage_home / "bench"
-    run_lineage_bench(spark, settings, sizes, work_dir, example=not args.skip_example)
+    run_lineage_bench(spark, settings, sizes, work_dir, example=not args.skip_example, ingest_only=args.ingest_only)
     return 0

@@ -1,18 +1,26 @@
 """``ingest lineage``: OpenLineage files → ``raw.lineage_events`` and ``audit.lineage_events_rejected``.
 
-One run:
+One run reads the input once and writes the parsed batch once before the final tables:
 
-1. frames the input into records (file, line or array position, text) without collecting them;
-2. parses and validates every record once (``python_jobs.lineage.event_parsing``) and writes the
-   result to a batch folder under ``LINEAGE_HOME/ingest`` (Parquet), so counting and splitting
-   never parse twice;
+1. frames the input into records placed by (file, split offset, row id in the split) and parses
+   and validates every record once (``python_jobs.lineage.event_parsing``), writing the result to a
+   batch folder under ``LINEAGE_HOME/ingest`` (Parquet, LZ4: scratch data), so counting and
+   splitting never parse twice and the input is never read again;
+2. one narrow aggregate of the staged placement columns (a row per file split, collected) turns
+   split offsets into line numbers and ``ingest_seq`` and gives the batch counts;
 3. appends the rejected records to the audit table (anti-join on ``rejection_id``: re-ingesting a
    bad file adds nothing) and the accepted, not yet stored events to the raw table (first copy
-   in ingest order per ``event_id``, anti-join on the ids already stored).
+   in ingest order per ``event_id``, anti-join on the ids already stored; decided on the narrow
+   ``event_id, ingest_seq`` columns, so the wide rows are read once and never shuffled).
 
 ``ingest_seq`` is ``previous maximum + position of the record in this batch``, positions counted
 over the sorted file list, so it increases across runs and is the same when the same files are
 ingested into the same warehouse state.
+
+``event_id`` is the sha256 of the event's spec fields re-serialised as compact JSON
+(``event_parsing.canonical_event``): insignificant whitespace, key order inside facets as sent, and
+unknown top-level keys do not count. Hashing the text with whitespace removed by a regular
+expression was measured slower than this re-serialisation, so the rule stayed.
 """
 
 from __future__ import annotations
@@ -22,8 +30,9 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import unquote, urlparse
 
-from pyspark.sql import Column, DataFrame, SparkSession, Window
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StructField, StructType
 
@@ -71,47 +80,21 @@ def ensure_lineage_tables(spark: SparkSession, settings: Settings, file_format: 
 
 
 # ---------------------------------------------------------------------------------------------
-# Framing: files → records (source_file, source_line, record_text, record_pos)
+# Framing: files → records (file_uri, block_start, row_id, record_text, is_blank)
+#
+# A record is placed by the Spark split it was read from (``block_start``, the split's byte offset in
+# the file) and ``row_id`` (``monotonically_increasing_id``: consecutive within a split). Line numbers
+# are fixed up after the parse from a per-split aggregate of those staged columns, so the input is
+# read once. Blank lines are kept (flagged) until then because they count as lines.
 
 
 def _line_records(spark: SparkSession, files: Sequence[InputFile]) -> DataFrame:
-    """One record per non-blank line, with its 1-based line number in the file.
-
-    Line numbers come from ``monotonically_increasing_id`` within each file split plus the line
-    counts of the earlier splits of that file (a small aggregate collected to the driver).
-    """
-    lines = (
-        spark.read.text([f.path for f in files])
-        .select(
-            F.col("_metadata.file_path").alias("file_uri"),
-            F.col("_metadata.file_block_start").alias("block_start"),
-            F.monotonically_increasing_id().alias("row_id"),
-            F.col("value").alias("record_text"),
-        )
-    )
-    blocks = (
-        lines.groupBy("file_uri", "block_start")
-        .agg(F.min("row_id").alias("first_row_id"), F.count(F.lit(1)).alias("line_count"))
-        .withColumn(
-            "lines_before",
-            F.coalesce(
-                F.sum("line_count").over(
-                    Window.partitionBy("file_uri").orderBy("block_start").rowsBetween(Window.unboundedPreceding, -1)
-                ),
-                F.lit(0),
-            ),
-        )
-        .select("file_uri", "block_start", "first_row_id", "lines_before")
-    )
-    block_rows = spark.createDataFrame(blocks.collect(), blocks.schema)
-    return (
-        lines.join(F.broadcast(block_rows), ["file_uri", "block_start"])
-        .select(
-            "file_uri",
-            (F.col("lines_before") + F.col("row_id") - F.col("first_row_id") + 1).alias("record_pos"),
-            "record_text",
-        )
-        .where(F.trim("record_text") != F.lit(""))
+    return spark.read.text([f.path for f in files]).select(
+        F.col("_metadata.file_path").alias("file_uri"),
+        F.col("_metadata.file_block_start").alias("block_start"),
+        F.monotonically_increasing_id().alias("row_id"),
+        F.col("value").alias("record_text"),
+        (F.trim("value") == F.lit("")).alias("is_blank"),
     )
 
 
@@ -120,7 +103,7 @@ def _document_records(spark: SparkSession, files: Sequence[InputFile]) -> DataFr
 
     An array is split with ``from_json(..., array<string>)``, which keeps each element as its
     compact JSON text; a file that starts with ``[`` but is not a valid array becomes one record
-    that the validation rejects.
+    that the validation rejects. A whole file is one block and ``row_id`` is the 0-based index.
     """
     documents = spark.read.text([f.path for f in files], wholetext=True).select(
         F.col("_metadata.file_path").alias("file_uri"), F.col("value").alias("document")
@@ -132,13 +115,19 @@ def _document_records(spark: SparkSession, files: Sequence[InputFile]) -> DataFr
         F.when(is_array & elements.isNotNull(), elements)
         .otherwise(F.array("document"))
         .alias("records"),
-    ).select("file_uri", F.posexplode("records").alias("index", "record_text")).select(
-        "file_uri", (F.col("index") + 1).alias("record_pos"), "record_text"
+    ).select(
+        "file_uri",
+        F.lit(0).cast("long").alias("block_start"),
+        F.posexplode("records").alias("row_id", "record_text"),
+    ).select(
+        "file_uri", "block_start", F.col("row_id").cast("long").alias("row_id"), "record_text",
+        F.lit(False).alias("is_blank"),
     )
 
 
 def frame_records(spark: SparkSession, files: Sequence[InputFile]) -> DataFrame:
-    """All records of all files: ``source_file``, ``source_line``, ``record_text``, ``file_rank``."""
+    """All records of all files, blank lines included: ``file_uri``, ``block_start``, ``row_id``,
+    ``record_text``, ``is_blank``. No Spark job runs here."""
     parts: list[DataFrame] = []
     line_files = [f for f in files if f.framing == "lines"]
     document_files = [f for f in files if f.framing == "document"]
@@ -147,18 +136,13 @@ def frame_records(spark: SparkSession, files: Sequence[InputFile]) -> DataFrame:
     if document_files:
         parts.append(_document_records(spark, document_files))
     if not parts:
-        return spark.createDataFrame([], "source_file string, source_line bigint, record_text string, file_rank int")
+        return spark.createDataFrame(
+            [], "file_uri string, block_start bigint, row_id bigint, record_text string, is_blank boolean"
+        )
     records = parts[0]
     for part in parts[1:]:
         records = records.unionByName(part)
-    ranks = spark.createDataFrame(
-        [(f.path, rank) for rank, f in enumerate(files)], "source_file string, file_rank int"
-    )
-    # _metadata.file_path is a URI (file:/a%20b/c.json); map it back to the local path.
-    local_path = F.call_function("url_decode", F.regexp_replace("file_uri", "^file:(//)?", ""))
-    return records.join(F.broadcast(ranks), local_path == F.col("source_file")).select(
-        "source_file", F.col("record_pos").alias("source_line"), "record_text", "file_rank"
-    )
+    return records
 
 
 # ---------------------------------------------------------------------------------------------
@@ -166,11 +150,17 @@ def frame_records(spark: SparkSession, files: Sequence[InputFile]) -> DataFrame:
 
 
 def parse_records(records: DataFrame) -> DataFrame:
-    """Every contract column plus ``reason`` (null when accepted), ``file_rank`` and ``rejection_id``."""
+    """Every contract column that the record itself determines, plus ``reason`` (null when
+    accepted) and the placement columns of ``frame_records``; ``source_file``, ``source_line``,
+    ``ingest_seq`` and ``rejection_id`` come from ``place_records`` after the batch is staged.
+    A blank line is not parsed: it only counts as a line."""
     parsed = records.select(
-        "source_file", "source_line", "record_text", "file_rank", ep.parse_event(F.col("record_text")).alias("p")
+        "file_uri", "block_start", "row_id", "record_text", "is_blank",
+        F.when(~F.col("is_blank"), ep.parse_event(F.col("record_text"))).alias("p"),
     )
-    checked = parsed.select("*", *ep.extract_checked_fields(F.col("p"))).withColumn("event_kind", ep.event_kind())
+    checked = parsed.select("*", *ep.extract_checked_fields(F.col("p"))).select(
+        "*", *ep.blank_reference_checks(), ep.event_kind().alias("event_kind")
+    )
     p = F.col("p")
     text = lambda label: F.col(ep.text_col(label))  # noqa: E731 - a short local alias reads best here
     is_run = F.col("event_kind") == F.lit("RunEvent")
@@ -191,16 +181,93 @@ def parse_records(records: DataFrame) -> DataFrame:
         text("schemaURL").alias("schema_url"),
         p["run"]["facets"].alias("run_facets"),
         p["job"]["facets"].alias("job_facets"),
-        F.transform(p["inputs"], lambda d: ep.dataset_reference(d, "input")).alias("inputs"),
-        F.transform(p["outputs"], lambda d: ep.dataset_reference(d, "output")).alias("outputs"),
+        "inputs",
+        "outputs",
         F.when(p["dataset"].isNotNull(), ep.dataset_reference(p["dataset"], None)).alias("dataset"),
         F.col("record_text").alias("event_json"),
         F.octet_length("record_text").cast("long").alias("event_bytes"),
-        "source_file",
-        F.col("source_line").cast("long").alias("source_line"),
-        "file_rank",
-        ep.rejection_reason(F.col("event_kind")).alias("reason"),
-        F.xxhash64("source_file", "source_line", "record_text").alias("rejection_id"),
+        "file_uri",
+        "block_start",
+        "row_id",
+        "is_blank",
+        F.when(~F.col("is_blank"), ep.rejection_reason(F.col("event_kind"))).alias("reason"),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Placement: split offsets → file, line, ingest_seq
+
+
+@dataclass(frozen=True)
+class BatchCounts:
+    read: int
+    rejected: int
+    valid: int
+
+
+def _local_path(file_uri: str) -> str:
+    """``_metadata.file_path`` is a URI (``file:/a%20b/c.json``); the local path it names."""
+    return unquote(urlparse(file_uri).path)
+
+
+def placement(
+    spark: SparkSession, staged: DataFrame, files: Sequence[InputFile], base_seq: int
+) -> tuple[DataFrame, BatchCounts]:
+    """One narrow aggregate of the staged batch (a row per file split, collected): the batch counts and
+    a small frame ``file_uri, block_start → source_file, file_rank, line_base, seq_base`` with
+    ``source_line = row_id + line_base`` and ``ingest_seq = row_id + seq_base``.
+
+    ``ingest_seq = base + records in earlier files + position in the file``, where the records of a
+    file are counted up to its last non-blank line, files in the sorted order of ``discover``.
+    """
+    blocks = (
+        staged.groupBy("file_uri", "block_start")
+        .agg(
+            F.min("row_id").alias("first_row_id"),
+            F.count(F.lit(1)).alias("lines"),
+            F.max(F.when(~F.col("is_blank"), F.col("row_id"))).alias("last_record_row_id"),
+            F.count(F.when(~F.col("is_blank"), F.lit(1))).alias("read"),
+            F.count("reason").alias("rejected"),
+        )
+        .collect()
+    )
+    rank = {f.path: position for position, f in enumerate(files)}
+    by_file: dict[str, list] = {}
+    for block in blocks:
+        by_file.setdefault(block["file_uri"], []).append(block)
+    local = {file_uri: _local_path(file_uri) for file_uri in by_file}
+    unknown = sorted(path for path in local.values() if path not in rank)
+    if unknown:
+        raise RuntimeError(f"Spark read files that were not listed for this batch: {unknown[:3]}")
+    placed: list[tuple[str, int, str, int, int, int]] = []
+    file_offset = base_seq
+    for file_uri, file_blocks in sorted(by_file.items(), key=lambda item: rank[local[item[0]]]):
+        lines_before = 0
+        last_position = 0
+        for block in sorted(file_blocks, key=lambda b: b["block_start"]):
+            line_base = lines_before - block["first_row_id"] + 1
+            placed.append((file_uri, block["block_start"], local[file_uri],
+                           rank[local[file_uri]], line_base, file_offset + line_base))
+            if block["last_record_row_id"] is not None:
+                last_position = block["last_record_row_id"] + line_base
+            lines_before += block["lines"]
+        file_offset += last_position
+    frame = spark.createDataFrame(
+        placed,
+        "file_uri string, block_start bigint, source_file string, file_rank int, line_base bigint, seq_base bigint",
+    )
+    read = sum(b["read"] for b in blocks)
+    rejected = sum(b["rejected"] for b in blocks)
+    return frame, BatchCounts(read=read, rejected=rejected, valid=read - rejected)
+
+
+def place_records(staged: DataFrame, placed: DataFrame) -> DataFrame:
+    """The staged non-blank records with ``source_file``, ``source_line``, ``ingest_seq``, ``file_rank``."""
+    return (
+        staged.where(~F.col("is_blank"))
+        .join(F.broadcast(placed), ["file_uri", "block_start"])
+        .withColumn("source_line", F.col("row_id") + F.col("line_base"))
+        .withColumn("ingest_seq", F.col("row_id") + F.col("seq_base"))
     )
 
 
@@ -219,18 +286,8 @@ def _batch_id(files: Sequence[InputFile], base_seq: int) -> str:
     return name_uuid(f"ingest_batch:lineage:{base_seq}:{listing}")
 
 
-def _with_ingest_seq(spark: SparkSession, staged: DataFrame, base_seq: int) -> DataFrame:
-    """``ingest_seq = base + records in earlier files + position in the file``."""
-    per_file = staged.groupBy("file_rank").agg(F.max("source_line").alias("last_pos")).collect()
-    offsets: dict[int, int] = {}
-    running = base_seq
-    for row in sorted(per_file, key=lambda r: r["file_rank"]):
-        offsets[int(row["file_rank"])] = running
-        running += int(row["last_pos"])
-    offset_frame = spark.createDataFrame(list(offsets.items()), "file_rank int, file_offset bigint")
-    return staged.join(F.broadcast(offset_frame), "file_rank").withColumn(
-        "ingest_seq", F.col("file_offset") + F.col("source_line")
-    )
+# Scratch data, read back once on this machine: LZ4 writes about twice as fast as snappy.
+STAGING_COMPRESSION = "lz4_raw"
 
 
 def ingest_lineage(
@@ -249,36 +306,39 @@ def ingest_lineage(
     batch_dir = settings.lineage_home / "ingest" / f"lineage-{batch_id}"
     shutil.rmtree(batch_dir, ignore_errors=True)
     try:
-        parse_records(frame_records(spark, files)).write.parquet(str(batch_dir))
-        staged = _with_ingest_seq(spark, spark.read.parquet(str(batch_dir)), base_seq)
+        parse_records(frame_records(spark, files)).write.option("compression", STAGING_COMPRESSION).parquet(
+            str(batch_dir)
+        )
+        staged = spark.read.parquet(str(batch_dir))
+        placed, counts = placement(spark, staged, files, base_seq)
+        records = place_records(staged, placed)
         ingested_at = F.current_timestamp()
-        _append_rejected(spark, staged, rejected_table, batch_id, ingested_at)
-        _append_accepted(spark, staged, raw_table, batch_id, ingested_at)
-        counts = staged.agg(
-            F.count(F.lit(1)).alias("read"), F.count("reason").alias("rejected")
-        ).first()
-        accepted = spark.table(raw_table).where(F.col("ingest_batch_id") == batch_id).count()
+        if counts.rejected:
+            _append_rejected(spark, records, rejected_table, batch_id, ingested_at)
+        accepted = (
+            _append_accepted(spark, records, raw_table, batch_id, ingested_at, counts.valid) if counts.valid else 0
+        )
     finally:
         shutil.rmtree(batch_dir, ignore_errors=True)
-    read, rejected = int(counts["read"]), int(counts["rejected"])
     return IngestReport(
         files=len(files),
         skipped_files=skipped,
-        read=read,
+        read=counts.read,
         accepted=accepted,
-        rejected=rejected,
-        duplicates=read - rejected - accepted,
+        rejected=counts.rejected,
+        duplicates=counts.valid - accepted,
         batch_id=batch_id,
         seconds=time.monotonic() - started,
     )
 
 
 def _append_rejected(
-    spark: SparkSession, staged: DataFrame, table: str, batch_id: str, ingested_at: Column
+    spark: SparkSession, records: DataFrame, table: str, batch_id: str, ingested_at: Column
 ) -> None:
     known = spark.table(table).select("rejection_id")
     rejected = (
-        staged.where(F.col("reason").isNotNull())
+        records.where(F.col("reason").isNotNull())
+        .withColumn("rejection_id", F.xxhash64("source_file", "source_line", "event_json"))
         .dropDuplicates(["rejection_id"])
         .join(known, "rejection_id", "left_anti")
         .select(
@@ -295,28 +355,33 @@ def _append_rejected(
 
 
 def _copies_to_drop(spark: SparkSession, valid: DataFrame, table: str) -> DataFrame:
-    """``(event_id, ingest_seq)`` of every accepted record that must not be stored: later copies of an
-    event within the batch and events already in the table. Computed on two narrow columns, so
-    the wide rows are never shuffled; in the usual case the result is small and broadcast."""
+    """``ingest_seq`` of every accepted record that must not be stored: later copies of an event
+    within the batch and events already in the table. Computed on two narrow columns, so the wide
+    rows are never shuffled; the result is a column of longs, small enough to broadcast."""
     ids = valid.select("event_id", "ingest_seq")
     first_copy = ids.groupBy("event_id").agg(F.min("ingest_seq").alias("first_seq"), F.count(F.lit(1)).alias("copies"))
     later_copies = (
         ids.join(first_copy.where(F.col("copies") > 1), "event_id")
         .where(F.col("ingest_seq") != F.col("first_seq"))
-        .select("event_id", "ingest_seq")
+        .select("ingest_seq")
     )
-    already_stored = ids.join(spark.table(table).select("event_id"), "event_id", "left_semi")
+    already_stored = ids.join(spark.table(table).select("event_id"), "event_id", "left_semi").select("ingest_seq")
     return later_copies.unionByName(already_stored).distinct()
 
 
 def _append_accepted(
-    spark: SparkSession, staged: DataFrame, table: str, batch_id: str, ingested_at: Column
-) -> None:
-    valid = staged.where(F.col("reason").isNull())
-    drop = _copies_to_drop(spark, valid, table).localCheckpoint()
+    spark: SparkSession, records: DataFrame, table: str, batch_id: str, ingested_at: Column, valid: int
+) -> int:
+    """Appends the new events of the ``valid`` accepted records; returns how many were stored."""
+    drop = _copies_to_drop(spark, records.where(F.col("reason").isNull()), table).localCheckpoint()
+    dropped = drop.count()
+    if dropped == valid:
+        return 0
     new_events = (
-        valid.join(F.broadcast(drop), ["event_id", "ingest_seq"], "left_anti")
+        records.where(F.col("reason").isNull())
+        .join(F.broadcast(drop), ["ingest_seq"], "left_anti")
         .withColumn("ingest_batch_id", F.lit(batch_id))
         .withColumn("ingested_at", ingested_at)
     )
     new_events.select(*[field.name for field in RAW_LINEAGE_EVENTS.fields]).write.insertInto(table)
+    return valid - dropped

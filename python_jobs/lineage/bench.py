@@ -7,6 +7,7 @@ water mark (VmHWM), which only grows, read after each step.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -51,6 +52,18 @@ def jvm_peak_rss_mb(spark: SparkSession) -> float:
         if line.startswith("VmHWM:"):
             return int(line.split()[1]) / 1024
     return float("nan")
+
+
+def jvm_cpu_seconds(spark: SparkSession) -> float:
+    """User + system CPU time of the JVM so far: on a shared machine the wall clock depends on the
+    load, the CPU time much less."""
+    pid = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def load_average() -> str:
+    return " ".join(f"{value:.2f}" for value in os.getloadavg())
 
 
 def timed(action: Callable[[], object]) -> tuple[float, object]:
@@ -98,7 +111,9 @@ def plain_from_json_seconds(spark: SparkSession, path: Path) -> float:
     return seconds
 
 
-def bench_size(spark: SparkSession, settings: Settings, work_dir: Path, size: int, figures: Figures) -> None:
+def bench_size(
+    spark: SparkSession, settings: Settings, work_dir: Path, size: int, figures: Figures, ingest_only: bool = False
+) -> None:
     part = f"{size:,} events"
     path = work_dir / f"synthetic_{size}.ndjson"
     spec = SyntheticSpec(events=size)
@@ -108,15 +123,25 @@ def bench_size(spark: SparkSession, settings: Settings, work_dir: Path, size: in
     figures.add(part, "input MB (avg bytes/event)", f"{size_bytes / 1e6:,.0f} ({size_bytes // size:,})")
     scoped = fresh(spark, settings, f"bench_{size}_")
 
+    figures.add(part, "load average before (1/5/15 min)", load_average())
+    cpu_before = jvm_cpu_seconds(spark)
     baseline = plain_from_json_seconds(spark, path)
+    baseline_cpu = jvm_cpu_seconds(spark) - cpu_before
     figures.add(part, "plain from_json parse s (events/s)", f"{baseline:.1f} ({size / baseline:,.0f})")
 
+    cpu_before = jvm_cpu_seconds(spark)
     ingest_seconds, report = timed(lambda: ingest_lineage(spark, scoped, [path]))
+    ingest_cpu = jvm_cpu_seconds(spark) - cpu_before
     figures.add(part, "ingest s (events/s)", f"{ingest_seconds:.1f} ({size / ingest_seconds:,.0f})")
     figures.add(part, "ingest throughput / from_json (target>=0.5)", f"{baseline / ingest_seconds:.2f}")
+    figures.add(part, "JVM CPU s: from_json / ingest (ratio)",
+                f"{baseline_cpu:.1f} / {ingest_cpu:.1f} ({baseline_cpu / max(ingest_cpu, 0.01):.2f})")
     figures.add(part, "read/accepted/rejected/duplicates",
                 f"{report.read}/{report.accepted}/{report.rejected}/{report.duplicates}")
     figures.add(part, "JVM peak RSS MB after ingest", f"{jvm_peak_rss_mb(spark):,.0f}")
+    figures.add(part, "load average after ingest (1/5/15 min)", load_average())
+    if ingest_only:
+        return
 
     build_seconds, _ = timed(lambda: run_dbt(scoped, ["run", *MODEL_SELECTION]))
     figures.add(part, "first dbt run s (events/s)", f"{build_seconds:.1f} ({size / build_seconds:,.0f})")
@@ -143,13 +168,19 @@ def bench_size(spark: SparkSession, settings: Settings, work_dir: Path, size: in
 
 
 def run_lineage_bench(
-    spark: SparkSession, settings: Settings, sizes: list[int], work_dir: Path, example: bool = True
+    spark: SparkSession,
+    settings: Settings,
+    sizes: list[int],
+    work_dir: Path,
+    example: bool = True,
+    ingest_only: bool = False,
 ) -> Figures:
+    """``ingest_only`` measures from_json and ingest only: no proposal example, no dbt."""
     work_dir.mkdir(parents=True, exist_ok=True)
     figures = Figures()
-    if example:
+    if example and not ingest_only:
         bench_proposal_example(spark, settings, work_dir, figures)
     for size in sizes:
-        bench_size(spark, settings, work_dir, size, figures)
+        bench_size(spark, settings, work_dir, size, figures, ingest_only)
     print(figures.table())
     return figures

@@ -88,8 +88,8 @@ def type_col(label: str) -> str:
 
 def extract_checked_fields(parsed: Column) -> list[Column]:
     """Columns that ``rejection_reason`` and the contract read: each checked scalar as text and as
-    its JSON type, which structures are present, and the event kind. Selecting them in a stage of
-    their own keeps Spark from re-evaluating them in every check."""
+    its JSON type, which structures are present, and ``inputs``/``outputs`` in the contract shape.
+    Selecting them in a stage of their own keeps Spark from re-evaluating them in every check."""
     columns: list[Column] = []
     for label, path in SCALARS.items():
         value = _at(parsed, path)
@@ -99,18 +99,22 @@ def extract_checked_fields(parsed: Column) -> list[Column]:
         columns.append(parsed[name].isNotNull().alias(f"has_{name}"))
     columns.append(parsed[CORRUPT_COLUMN].isNotNull().alias("is_corrupt"))
     columns.append(parsed.isNull().alias("is_empty"))
-    for side in ("inputs", "outputs"):
-        for field in ("namespace", "name"):
-            blank = F.exists(parsed[side], _blank_field(field))
-            columns.append(blank.alias(f"{side}_without_{field}"))
+    columns.append(F.transform(parsed["inputs"], lambda d: dataset_reference(d, "input")).alias("inputs"))
+    columns.append(F.transform(parsed["outputs"], lambda d: dataset_reference(d, "output")).alias("outputs"))
     return columns
 
 
-def _blank_field(field: str):
-    def check(entry: Column) -> Column:
-        return F.coalesce(as_string(entry[field]), F.lit("")) == F.lit("")
-
-    return check
+def blank_reference_checks() -> list[Column]:
+    """``inputs_without_namespace`` ... flags, read from the ``inputs``/``outputs`` contract columns of
+    ``extract_checked_fields`` (names already turned into strings, null when not a string), without
+    a lambda: ``array_contains`` is null when the array holds a null and no match."""
+    columns: list[Column] = []
+    for side in ("inputs", "outputs"):
+        for field in ("namespace", "name"):
+            values = F.col(side)[field]
+            blank = F.when(values.isNotNull(), F.coalesce(F.array_contains(values, F.lit("")), F.lit(True)))
+            columns.append(F.coalesce(blank, F.lit(False)).alias(f"{side}_without_{field}"))
+    return columns
 
 
 def event_kind() -> Column:
@@ -128,13 +132,13 @@ def event_kind() -> Column:
 
 
 def _required_string(label: str) -> list[tuple[Column, Column]]:
-    """Checks for a required string: present, a string, not blank, not a test placeholder."""
+    """Checks for a required string: present, a string, not blank. (Test placeholders are rejected
+    for every scalar by an earlier check of ``rejection_reason``.)"""
     text, kind = F.col(text_col(label)), F.col(type_col(label))
     return [
         (kind.isNull(), F.lit(f"missing required field {label}")),
         (text.isNull(), F.concat(F.lit(f"{label} must be a string, got "), kind)),
         (F.trim(text) == F.lit(""), F.lit(f"{label} is empty")),
-        (text.rlike(PLACEHOLDER_PATTERN), F.concat(F.lit(f"{label} is a template placeholder: "), text)),
     ]
 
 

@@ -150,3 +150,38 @@ def test_whole_openlineage_corpus(spark, isolated_settings, shared_corpus):
     assert any("template placeholder: ${json-unit" in r for r in reasons)
     kinds = {r["event_kind"] for r in rows(spark, isolated_settings, "raw", "lineage_events")}
     assert kinds == {"RunEvent", "DatasetEvent", "JobEvent"}
+
+
+def test_line_numbers_and_ingest_seq_across_file_splits(spark, isolated_settings, tmp_path):
+    """Files cut into many Spark splits (blank lines at split edges too) keep their real line numbers,
+    and ingest_seq continues from one file to the next."""
+    first, second = tmp_path / "a.ndjson", tmp_path / "b.jsonl"
+    lines_a: list[str] = []
+    for i in range(40):
+        lines_a.append(json.dumps(run_event(f"00000000-0000-4000-8000-{i:012d}")))
+        if i % 7 == 3:
+            lines_a += ["", "   "]
+    lines_a += ["{broken", "", ""]
+    lines_b = ["", *[json.dumps(run_event(f"00000000-0000-4000-9000-{i:012d}", "COMPLETE")) for i in range(25)]]
+    first.write_text("\n".join(lines_a) + "\n")
+    second.write_text("\n".join(lines_b) + "\n")
+    expected_a = {json.loads(text)["run"]["runId"]: n for n, text in enumerate(lines_a, 1) if text.startswith("{\"")}
+    expected_b = {json.loads(text)["run"]["runId"]: n for n, text in enumerate(lines_b, 1) if text.strip()}
+    last_record_a = max(n for n, text in enumerate(lines_a, 1) if text.strip())
+
+    previous = spark.conf.get("spark.sql.files.maxPartitionBytes")
+    spark.conf.set("spark.sql.files.maxPartitionBytes", "700")
+    try:
+        assert spark.read.text(str(first)).rdd.getNumPartitions() > 10
+        report = ingest_lineage(spark, isolated_settings, [tmp_path])
+    finally:
+        spark.conf.set("spark.sql.files.maxPartitionBytes", previous)
+    assert (report.read, report.accepted, report.rejected, report.duplicates) == (66, 65, 1, 0)
+
+    raw = rows(spark, isolated_settings, "raw", "lineage_events", "ingest_seq")
+    got_a = {r["run_id"]: (r["source_line"], r["ingest_seq"]) for r in raw if r["source_file"] == str(first)}
+    got_b = {r["run_id"]: (r["source_line"], r["ingest_seq"]) for r in raw if r["source_file"] == str(second)}
+    assert got_a == {run_id: (line, line) for run_id, line in expected_a.items()}
+    assert got_b == {run_id: (line, last_record_a + line) for run_id, line in expected_b.items()}
+    rejected = rows(spark, isolated_settings, "audit", "lineage_events_rejected")
+    assert [(r["source_file"], r["source_line"]) for r in rejected] == [(str(first), lines_a.index("{broken") + 1)]
