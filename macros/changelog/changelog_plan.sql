@@ -250,10 +250,16 @@
   row. Columns: the data columns, event_time and cl_row_hash (`row_hash` computes it for folded
   rows; state rows have it stored), or only the keys and cl_row_hash when `narrow`. The new rows
   are few, so the state is anti-joined against a broadcast of their keys: no shuffle of the state.
+  `restrict_to` names a small relation with the key columns: only those keys' rows are folded (the
+  rows are filtered by a broadcast semi-join before the window, so no other row is shuffled).
 -#}
 {% macro changelog_fold(columns, keys, state_relation, state_offset, changelog_relation, after_offset,
-                        through_offset=none, row_hash='cast(null as binary)', narrow=false) -%}
+                        through_offset=none, row_hash='cast(null as binary)', narrow=false, restrict_to=none) -%}
     {%- set output = keys if narrow else columns -%}
+    {%- set restricted_keys = [] -%}
+    {%- for key in keys -%}
+        {%- do restricted_keys.append('{table}.' ~ adapter.quote(key) ~ ' = ' ~ restrict_to ~ '.' ~ adapter.quote(key)) -%}
+    {%- endfor -%}
     {%- set extra = '' if narrow else 'event_time, ' -%}
     {%- set same_key = [] -%}
     {%- for key in keys -%}
@@ -263,12 +269,15 @@
         `offset` > {{ after_offset }}{% if through_offset is not none %} and `offset` <= {{ through_offset }}{% endif %}
     {%- endset -%}
     with latest_new_rows as (
-        select
+        select {% if restrict_to is not none %}/*+ broadcast({{ restrict_to }}) */{% endif %}
             {{ changelog_column_list(columns) }},
             event_time,
             op,
             row_number() over (partition by {{ changelog_column_list(keys) }} order by `offset` desc) as cl_recency
-        from {{ changelog_relation }}
+        from {{ changelog_relation }} as changelog_rows
+        {%- if restrict_to is not none %}
+        left semi join {{ restrict_to }} on {{ restricted_keys | join(' and ') | replace('{table}', 'changelog_rows') }}
+        {%- endif %}
         where {{ offsets }}
     )
     {%- if state_relation is not none %},
@@ -280,11 +289,14 @@
     ),
 
     kept_state_rows as (
-        select /*+ broadcast(touched_keys) */
+        select /*+ broadcast(touched_keys{{ (', ' ~ restrict_to) if restrict_to is not none }}) */
             {{ changelog_column_list(output, 'state_rows') }},
             {{ '' if narrow else 'state_rows.event_time, ' }}state_rows.cl_row_hash
         from {{ state_relation }} as state_rows
         left anti join touched_keys on {{ same_key | join(' and ') }}
+        {%- if restrict_to is not none %}
+        left semi join {{ restrict_to }} on {{ restricted_keys | join(' and ') | replace('{table}', 'state_rows') }}
+        {%- endif %}
         where state_rows.cl_state_offset = {{ state_offset }}
     )
     {%- endif %}

@@ -166,8 +166,15 @@ wanted as (
     where wanted_rows.op is not null
 ),
 
+{#- Only the keys whose image is a prior row: the rest of the prior state is neither read in full nor shuffled. #}
+image_keys as (
+    select distinct {{ changelog_column_list(keys) }}
+    from wanted
+    where cl_image_seq = {{ plan.processed_seq }}
+),
+
 prior_rows as (
-    {{ changelog_prior_state(source_relation, plan, narrow=false) }}
+    {{ changelog_prior_state(source_relation, plan, narrow=false, restrict_to='image_keys') }}
 ),
 
 images as (
@@ -211,17 +218,21 @@ inner join pending_snapshots on imaged_changes.snapshot_seq = pending_snapshots.
 {%- endmacro %}
 
 {#- The state before the first pending snapshot: the state table, plus changelog rows it has not absorbed. -#}
-{% macro changelog_prior_state(source_relation, plan, narrow=false) -%}
+{% macro changelog_prior_state(source_relation, plan, narrow=false, restrict_to=none) -%}
     {%- set output = plan.key_columns if narrow else plan.columns -%}
     {%- set extra = '' if narrow else 'event_time, ' -%}
     {%- if plan.has_tail -%}
         {{ changelog_fold(plan.columns, plan.key_columns, plan.state_relation if plan.state_exists else none,
                           plan.state_offset, this, plan.state_offset, none,
-                          changelog_row_hash(plan.compared, plan.column_types), narrow) }}
+                          changelog_row_hash(plan.compared, plan.column_types), narrow, restrict_to) }}
     {%- elif plan.state_exists -%}
-        select {{ changelog_column_list(output) }}, {{ extra }}cl_row_hash
-        from {{ plan.state_relation }}
-        where cl_state_offset = {{ plan.state_offset }}
+        select {% if restrict_to is not none %}/*+ broadcast({{ restrict_to }}) */ {% endif %}{{ changelog_column_list(output, 'state_rows') }}, {{ extra }}state_rows.cl_row_hash
+        from {{ plan.state_relation }} as state_rows
+        {%- if restrict_to is not none %}
+        left semi join {{ restrict_to }} on
+            {%- for key in plan.key_columns %} {{ 'and ' if not loop.first }}state_rows.{{ adapter.quote(key) }} = {{ restrict_to }}.{{ adapter.quote(key) }}{% endfor %}
+        {%- endif %}
+        where state_rows.cl_state_offset = {{ plan.state_offset }}
     {%- else -%}
         select {{ changelog_column_list(output) }}, {{ '' if narrow else 'cast(null as timestamp) as event_time, ' }}cast(null as binary) as cl_row_hash
         from {{ source_relation }}
