@@ -8,8 +8,9 @@
   before the first pending snapshot (from the state table, plus any changelog rows the state has
   not absorbed yet) and the pending snapshots form one timeline per key, ordered by snapshot.
   Window functions over that timeline classify every (key, snapshot): +A when the key was absent
-  in the previous snapshot, -C/+C when a compared column differs null-safely, -R in the snapshot
-  after the key's last appearance. -R and -C carry the row as last emitted (with its event time),
+  in the previous snapshot, -C/+C when a compared column differs null-safely (seen through a
+  128-bit hash of the compared columns, changelog_hash.sql), -R in the snapshot after the key's
+  last appearance. The timeline holds keys and hashes only; full rows are fetched for the changes. -R and -C carry the row as last emitted (with its event time),
   so a consumer can retract rows without knowing the key. The post-hook changelog_save_state
   folds the new rows into the state table, so the next run reads neither the history of
   snapshots nor the whole changelog.
