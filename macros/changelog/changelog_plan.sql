@@ -14,8 +14,13 @@
     )) }}
 {%- endmacro %}
 
-{#- {exists, seq, offset} of a state table: the snapshot and changelog offset it reflects (-1: none). -#}
-{% macro changelog_read_state(state_relation) -%}
+{#-
+  {exists, seq, offset} of a state table: the snapshot and changelog offset it reflects (-1: none).
+  With a hash signature, a state table whose row hashes were computed otherwise (other compared
+  columns, an older encoding, or none) counts as absent: runs project the changelog instead, and the
+  post-hook rebuilds the table.
+-#}
+{% macro changelog_read_state(state_relation, hash_signature=none) -%}
     {%- set state = {'exists': false, 'seq': -1, 'offset': -1, 'rows': 0, 'processed_seq': -1, 'processed_offset': -2} -%}
     {#- Asks the metastore, not dbt's relation cache: hooks drop and create this table behind dbt's back. -#}
     {%- set found = run_query(
@@ -25,7 +30,8 @@
         {%- for row in run_query('show tblproperties ' ~ state_relation) -%}
             {%- do properties.update({row[0]: row[1]}) -%}
         {%- endfor -%}
-        {%- if 'changelog.state_seq' in properties and 'changelog.state_offset' in properties -%}
+        {%- set hash_matches = hash_signature is none or properties.get('changelog.state_hash') == hash_signature -%}
+        {%- if 'changelog.state_seq' in properties and 'changelog.state_offset' in properties and hash_matches -%}
             {%- do state.update({
                 'exists': true,
                 'seq': properties['changelog.state_seq'] | int,
@@ -77,8 +83,12 @@
 {% macro changelog_plan(source_relation, keys, compare_columns, event_time_column) -%}
     {%- set metadata = changelog_raw_metadata_columns() -%}
     {%- set columns = [] -%}
+    {%- set column_types = {} -%}
     {%- for column in adapter.get_columns_in_relation(source_relation) -%}
-        {%- if column.name | lower not in metadata -%}{%- do columns.append(column.name) -%}{%- endif -%}
+        {%- if column.name | lower not in metadata -%}
+            {%- do columns.append(column.name) -%}
+            {%- do column_types.update({column.name: column.dtype}) -%}
+        {%- endif -%}
     {%- endfor -%}
     {%- if columns | length == 0 -%}
         {%- if flags.WHICH in ['run', 'build', 'retry'] -%}
@@ -110,7 +120,8 @@
     {#- changelog_rebuild_state: ignore the state table and project the whole changelog (the benchmark's baseline). -#}
     {%- set use_state = incremental and not var('changelog_rebuild_state', false) -%}
     {%- set no_state = {'exists': false, 'seq': -1, 'offset': -1, 'rows': 0, 'processed_seq': -1, 'processed_offset': -2} -%}
-    {%- set state = changelog_read_state(state_relation) if use_state else no_state -%}
+    {%- set hash_signature = changelog_hash_signature(compared) -%}
+    {%- set state = changelog_read_state(state_relation, hash_signature) if use_state else no_state -%}
     {%- set processed_seq = state.seq -%}
     {%- set next_offset = state.offset + 1 -%}
     {%- set has_tail = false -%}
@@ -151,14 +162,17 @@
         {%- endif -%}
         {%- do pending.append(snapshot) -%}
     {%- endfor -%}
-    {%- if pending | length > 0 -%}
+    {#- Ingest checked every snapshot of a table that records this key; others are checked here. -#}
+    {%- if pending | length > 0 and not changelog_key_enforced_by_ingest(source_relation, key_columns) -%}
         {%- do changelog_check_keys(source_relation, key_columns, processed_seq, pending[-1].seq) -%}
     {%- endif -%}
 
     {{ return({
         'columns': columns,
+        'column_types': column_types,
         'key_columns': key_columns,
         'compared': compared,
+        'hash_signature': hash_signature,
         'event_time_column': event_column,
         'rebuild': not incremental,
         'state_relation': state_relation,
@@ -175,11 +189,27 @@
 {% macro changelog_placeholder_plan(keys) -%}
     {%- set epoch = '1970-01-01 00:00:00.000000' -%}
     {{ return({
-        'columns': keys, 'key_columns': keys, 'compared': [], 'event_time_column': none, 'rebuild': true,
+        'columns': keys, 'column_types': {}, 'key_columns': keys, 'compared': [],
+        'hash_signature': changelog_hash_signature([]), 'event_time_column': none, 'rebuild': true,
         'state_relation': none, 'state_exists': false, 'state_offset': -1, 'has_tail': false,
         'processed_seq': -1, 'next_offset': 0, 'through_seq': 0,
         'pending': [{'seq': 0, 'snapshot_time': epoch, 'system_time': epoch}]
     }) }}
+{%- endmacro %}
+
+{#-
+  True when the raw table records this primary key (`changelog.primary_key`, set when its first
+  snapshot was loaded with --primary-key): ingest then rejected every snapshot with NULL or
+  duplicate keys, and checking again would cost a shuffle of every pending row.
+-#}
+{% macro changelog_key_enforced_by_ingest(source_relation, keys) -%}
+    {%- set recorded = [] -%}
+    {%- for row in run_query('show tblproperties ' ~ source_relation) -%}
+        {%- if row[0] == 'changelog.primary_key' -%}
+            {%- for part in row[1].split(',') if part.strip() -%}{%- do recorded.append(part.strip() | lower) -%}{%- endfor -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {{ return(recorded | length > 0 and (recorded | sort) == (keys | map('lower') | sort | list)) }}
 {%- endmacro %}
 
 {#- Refuses pending snapshots with NULL or duplicate keys before anything is written. -#}
@@ -217,46 +247,69 @@
   The state after folding changelog rows with offset in (after_offset, through_offset] into the
   state table's partition at state_offset (or into nothing when state_relation is none): keys the
   new rows touch take their latest row (gone if that is a retraction); other keys keep their state
-  row. The new rows are few, so the state side is anti-joined against them without a shuffle.
+  row. Columns: the data columns, event_time and cl_row_hash (`row_hash` computes it for folded
+  rows; state rows have it stored), or only the keys and cl_row_hash when `narrow`. The new rows
+  are few, so the state is anti-joined against a broadcast of their keys: no shuffle of the state.
+  `restrict_to` names a small relation with the key columns: only those keys' rows are folded (the
+  rows are filtered by a broadcast semi-join before the window, so no other row is shuffled).
 -#}
-{% macro changelog_fold(columns, keys, state_relation, state_offset, changelog_relation, after_offset, through_offset=none) -%}
+{% macro changelog_fold(columns, keys, state_relation, state_offset, changelog_relation, after_offset,
+                        through_offset=none, row_hash='cast(null as binary)', narrow=false, restrict_to=none) -%}
+    {%- set output = keys if narrow else columns -%}
+    {%- set restricted_keys = [] -%}
+    {%- for key in keys -%}
+        {%- do restricted_keys.append('{table}.' ~ adapter.quote(key) ~ ' = ' ~ restrict_to ~ '.' ~ adapter.quote(key)) -%}
+    {%- endfor -%}
+    {%- set extra = '' if narrow else 'event_time, ' -%}
     {%- set same_key = [] -%}
     {%- for key in keys -%}
-        {%- do same_key.append('state_rows.' ~ adapter.quote(key) ~ ' = new_rows.' ~ adapter.quote(key)) -%}
+        {%- do same_key.append('state_rows.' ~ adapter.quote(key) ~ ' = touched_keys.' ~ adapter.quote(key)) -%}
     {%- endfor -%}
-    with new_rows as (
-        select {{ changelog_column_list(columns) }}, event_time, `offset`, op
-        from {{ changelog_relation }}
-        where `offset` > {{ after_offset }}{% if through_offset is not none %} and `offset` <= {{ through_offset }}{% endif %}
-    ),
-
-    latest_new_rows as (
-        select
+    {%- set offsets -%}
+        `offset` > {{ after_offset }}{% if through_offset is not none %} and `offset` <= {{ through_offset }}{% endif %}
+    {%- endset -%}
+    with latest_new_rows as (
+        select {% if restrict_to is not none %}/*+ broadcast({{ restrict_to }}) */{% endif %}
             {{ changelog_column_list(columns) }},
             event_time,
             op,
             row_number() over (partition by {{ changelog_column_list(keys) }} order by `offset` desc) as cl_recency
-        from new_rows
+        from {{ changelog_relation }} as changelog_rows
+        {%- if restrict_to is not none %}
+        left semi join {{ restrict_to }} on {{ restricted_keys | join(' and ') | replace('{table}', 'changelog_rows') }}
+        {%- endif %}
+        where {{ offsets }}
     )
     {%- if state_relation is not none %},
 
+    touched_keys as (
+        select distinct {{ changelog_column_list(keys) }}
+        from {{ changelog_relation }}
+        where {{ offsets }}
+    ),
+
     kept_state_rows as (
-        select {{ changelog_column_list(columns, 'state_rows') }}, state_rows.event_time
+        select /*+ broadcast(touched_keys{{ (', ' ~ restrict_to) if restrict_to is not none }}) */
+            {{ changelog_column_list(output, 'state_rows') }},
+            {{ '' if narrow else 'state_rows.event_time, ' }}state_rows.cl_row_hash
         from {{ state_relation }} as state_rows
-        left anti join new_rows on {{ same_key | join(' and ') }}
+        left anti join touched_keys on {{ same_key | join(' and ') }}
+        {%- if restrict_to is not none %}
+        left semi join {{ restrict_to }} on {{ restricted_keys | join(' and ') | replace('{table}', 'state_rows') }}
+        {%- endif %}
         where state_rows.cl_state_offset = {{ state_offset }}
     )
     {%- endif %}
 
     {%- if state_relation is not none %}
-    select {{ changelog_column_list(columns) }}, event_time
+    select {{ changelog_column_list(output) }}, {{ extra }}cl_row_hash
     from kept_state_rows
     union all
     {%- endif %}
-    select {{ changelog_column_list(columns) }}, event_time
+    select {{ changelog_column_list(output) }}, {{ extra }}{{ row_hash }} as cl_row_hash
     from latest_new_rows
     where cl_recency = 1 and op in ({{ changelog_op('append') }}, {{ changelog_op('correct_to') }})
-{%- endmacro %}
+{% endmacro %}
 
 {#-
   Post-hook of every changelog model. The state is a base partition of `<model>__state` plus the
@@ -279,19 +332,22 @@
         {%- if plan.rebuild -%}
             {%- do run_query('drop table if exists ' ~ state_relation) -%}
         {%- endif -%}
-        {%- set state = changelog_read_state(state_relation) -%}
+        {%- set hash_signature = changelog_hash_signature(plan.compared) -%}
+        {%- set state = changelog_read_state(state_relation, hash_signature) -%}
         {%- set columns = [] -%}
+        {%- set column_types = {} -%}
         {%- set column_ddl = [] -%}
         {%- for column in adapter.get_columns_in_relation(this) -%}
             {%- if column.name | lower not in changelog_system_columns() -%}
                 {%- do columns.append(column.name) -%}
+                {%- do column_types.update({column.name: column.dtype}) -%}
                 {%- do column_ddl.append(adapter.quote(column.name) ~ ' ' ~ column.dtype) -%}
             {%- endif -%}
         {%- endfor -%}
         {%- if not state.exists -%}
             {%- do run_query('drop table if exists ' ~ state_relation) -%}
             {%- do run_query('create table ' ~ state_relation ~ ' (' ~ column_ddl | join(', ')
-                ~ ', event_time timestamp, cl_state_offset bigint) using ' ~ var('file_format', 'parquet')
+                ~ ', event_time timestamp, cl_row_hash binary, cl_state_offset bigint) using ' ~ var('file_format', 'parquet')
                 ~ ' partitioned by (cl_state_offset)') -%}
         {%- endif -%}
         {%- set tail = run_query('select max(`offset`), count(*) from ' ~ this ~ ' where `offset` > ' ~ state.offset) -%}
@@ -300,14 +356,16 @@
         {%- set max_offset = (tail_max_offset | int) if tail_max_offset is not none else state.offset -%}
         {%- set properties = {
             'changelog.processed_seq': [plan.through_seq, state.processed_seq, state.seq] | max,
-            'changelog.processed_offset': max_offset
+            'changelog.processed_offset': max_offset,
+            'changelog.state_hash': hash_signature
         } -%}
         {%- set compact_ratio = var('changelog_compact_ratio', 0.2) | float -%}
         {%- set compact = tail_rows > 0 and (not state.exists or tail_rows > compact_ratio * ([state.rows, 1] | max)) -%}
         {%- if compact -%}
             {%- set insert_sql -%}
                 insert into {{ state_relation }} partition (cl_state_offset = {{ max_offset }})
-                {{ changelog_fold(columns, keys, state_relation if state.exists else none, state.offset, this, state.offset, max_offset) }}
+                {{ changelog_fold(columns, keys, state_relation if state.exists else none, state.offset, this, state.offset,
+                                  max_offset, changelog_row_hash(plan.compared, column_types)) }}
             {%- endset -%}
             {%- do run_query(insert_sql) -%}
             {%- set state_rows = changelog_single_value(

@@ -9,6 +9,9 @@ raw snapshots:
 * ``items_rebuild`` sets ``changelog_rebuild_state``: each round projects the state from the whole
   changelog (what the reference implementation does), so its cost grows with history.
 
+Both run the same diff (keys and row hashes through the windows, full rows fetched for the changed
+keys only); they differ only in where the state before the round comes from.
+
 The generator is pure Spark arithmetic on the item id, so every run writes the same snapshots.
 """
 
