@@ -126,13 +126,16 @@
   The earliest event time of any tail the current build recomputes, as a timestamp literal:
   every observation a tail needs is at or after it, and Spark prunes Parquet files on a literal.
 #}
-{% macro lineage_tail_time_bound(built_seq) -%}
+{% macro lineage_tail_time_bound(window) -%}
     {%- if not execute or not is_incremental()
         or not lineage_relation_exists(ref('int_lineage_dataset_observations')) -%}
         {{ return("timestamp'0001-01-01 00:00:00'") }}
     {%- endif -%}
+    {%- if not window.has_new -%}
+        {{ return("timestamp'9999-12-31 00:00:00'") }}
+    {%- endif -%}
     {%- set query -%}
-        with {{ lineage_tail_ctes(built_seq) }}
+        with {{ lineage_tail_ctes(window.low) }}
         select cast(coalesce(min(tail_from.at_time), timestamp'9999-12-31 00:00:00') as string) from tails
     {%- endset -%}
     {{ return("timestamp'" ~ run_query(query).columns[0].values()[0] ~ "'") }}
@@ -140,16 +143,19 @@
 
 {#
   The same bound once int_lineage_version_revisions has run: the earliest tail start of the rows
-  written by build `build_seq`, as a timestamp literal (for the sightings scan).
+  written by the build at the high end of `window`, as a timestamp literal (for the sightings scan).
 #}
-{% macro lineage_build_time_bound(build_seq) -%}
+{% macro lineage_build_time_bound(window) -%}
     {%- if not execute or not lineage_relation_exists(ref('int_lineage_version_revisions')) -%}
         {{ return("timestamp'0001-01-01 00:00:00'") }}
+    {%- endif -%}
+    {%- if not window.has_new -%}
+        {{ return("timestamp'9999-12-31 00:00:00'") }}
     {%- endif -%}
     {%- set query -%}
         select cast(coalesce(min(tail_from.at_time), timestamp'9999-12-31 00:00:00') as string)
         from {{ ref('int_lineage_version_revisions') }}
-        where build_seq = {{ build_seq }}
+        where build_seq = {{ window.high }}
     {%- endset -%}
     {{ return("timestamp'" ~ run_query(query).columns[0].values()[0] ~ "'") }}
 {%- endmacro %}
