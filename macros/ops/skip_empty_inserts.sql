@@ -12,3 +12,16 @@
         {{ dbt.dbt_spark_get_incremental_sql(strategy, source, target, existing, unique_key, incremental_predicates) }}
     {%- endif -%}
 {%- endmacro %}
+
+{#
+  The incremental materialization first stores the new rows in a temporary view. With nothing
+  new there is nothing to store, so the view reads the model's own table with `where false`
+  instead of the model's query, whose analysis alone costs up to a second on the revision models.
+#}
+{% macro spark_python__create_table_as(temporary, relation, compiled_code, language='sql') -%}
+    {%- if temporary and language == 'sql' and lineage_nothing_new(compiled_code) -%}
+        create or replace temporary view {{ relation }} as select * from {{ this }} where false
+    {%- else -%}
+        {{ dbt.spark__create_table_as(temporary, relation, compiled_code, language) }}
+    {%- endif -%}
+{%- endmacro %}
