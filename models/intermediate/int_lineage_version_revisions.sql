@@ -1,5 +1,5 @@
 {{ config(materialized='incremental', incremental_strategy='append',
-    post_hook="{{ lineage_record_input_through() }}") }}
+    post_hook=["{{ lineage_record_input_through() }}", "{{ lineage_release_tails() }}"]) }}
 
 {#
   Dataset versions, written as revisions: a build recomputes, for each dataset with new
@@ -16,9 +16,10 @@
 {%- set built_seq = window.low %}
 {{ lineage_input_marker(window) }}
 
-{%- set time_bound = lineage_tail_time_bound(window) -%}
+{%- set prepared = lineage_prepare_tails(window) -%}
+{%- set time_bound = prepared.time_bound -%}
 
-with {{ lineage_tail_ctes(built_seq) }},
+with {{ lineage_tail_ctes(built_seq, prepared) }},
 
 dataset_observations as (
     select
