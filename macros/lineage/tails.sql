@@ -7,13 +7,7 @@
 #}
 {% macro lineage_tail_ctes(built_seq, prepared=none) -%}
     {%- if prepared is not none and prepared.tails is not none -%}
-    live_output_versions as (
-        select
-            dataset_uuid,
-            run_uuid,
-            timeline_key
-        from {{ prepared.live_output_versions }}
-    ),
+    {{ lineage_prepared_live_cte(prepared) }},
 
     tails as (
         select
@@ -35,13 +29,7 @@
     {%- if is_incremental() %}
     {%- if prepared is not none and prepared.live_output_versions is not none %}
 
-    live_output_versions as (
-        select
-            dataset_uuid,
-            run_uuid,
-            timeline_key
-        from {{ prepared.live_output_versions }}
-    ),
+    {{ lineage_prepared_live_cte(prepared) }},
     {%- else %}
 
     previous_revisions as (
@@ -149,6 +137,17 @@
     )
     {%- endif %}
     {%- endif %}
+{%- endmacro %}
+
+{#- The live output versions CTE read from the view lineage_prepare_tails cached. -#}
+{% macro lineage_prepared_live_cte(prepared) -%}
+    live_output_versions as (
+        select
+            dataset_uuid,
+            run_uuid,
+            timeline_key
+        from {{ prepared.live_output_versions }}
+    )
 {%- endmacro %}
 
 {#
