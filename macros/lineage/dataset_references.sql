@@ -1,9 +1,9 @@
 {#
-  One row per dataset named by an event newer than `watermark_sql`: its inputs, its outputs and
+  One row per dataset named by an event in `window` (lineage_input_window over ingest_seq): its inputs, its outputs and
   the dataset of a DatasetEvent. `io_type` is input, output or dataset; `ref_index` is the
   position in the event's list (0 for a DatasetEvent). Facets stay JSON text.
 #}
-{% macro lineage_dataset_references(watermark_sql) -%}
+{% macro lineage_dataset_references(window) -%}
     with new_events as (
         select
             event_id,
@@ -18,7 +18,7 @@
             outputs,
             dataset
         from {{ ref('stg_lineage_events') }}
-        where ingest_seq > {{ watermark_sql }}
+        where ingest_seq > {{ window.low }} and ingest_seq <= {{ window.high }}
     ),
 
     input_references as (

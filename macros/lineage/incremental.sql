@@ -30,16 +30,6 @@
 {%- endmacro %}
 
 {#
-  The build sequence of this `dbt build`: the highest ingest_seq in int_lineage_dataset_observations.
-  Every revision row written by the build carries it, so rows of one build are found by equality.
-#}
-{% macro lineage_build_seq() -%}
-    {%- set observations = ref('int_lineage_dataset_observations') -%}
-    {%- set query = 'select coalesce(max(ingest_seq), -1) from ' ~ observations -%}
-    {{ return(lineage_scalar(query, '(' ~ query ~ ')', observations)) }}
-{%- endmacro %}
-
-{#
   Position of a row on a dataset's timeline: event time, then ingest_seq, then kind (0 for a
   sighting, 1 for an output version, so that a run reading the dataset it writes reads the
   previous version). Structs compare field by field.

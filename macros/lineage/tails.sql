@@ -2,9 +2,20 @@
   CTEs (no leading `with`) that find, for each dataset with observations past `built_seq`, where
   this build's recomputed tail of its timeline starts: `tails` (dataset_uuid, tail_from). On an
   incremental build they also give `live_output_versions`, the live output versions of earlier
-  builds. Shared by int_lineage_version_revisions and lineage_tail_time_bound.
+  builds. `prepared` (from lineage_prepare_tails) names relations that already hold both; the
+  CTEs then read them instead of computing them again.
 #}
-{% macro lineage_tail_ctes(built_seq) -%}
+{% macro lineage_tail_ctes(built_seq, prepared=none) -%}
+    {%- if prepared is not none and prepared.tails is not none -%}
+    {{ lineage_prepared_live_cte(prepared) }},
+
+    tails as (
+        select
+            dataset_uuid,
+            tail_from
+        from {{ prepared.tails }}
+    )
+    {%- else -%}
     new_observations as (
         select
             dataset_uuid,
@@ -16,6 +27,10 @@
         where ingest_seq > {{ built_seq }}
     ),
     {%- if is_incremental() %}
+    {%- if prepared is not none and prepared.live_output_versions is not none %}
+
+    {{ lineage_prepared_live_cte(prepared) }},
+    {%- else %}
 
     previous_revisions as (
         select
@@ -66,6 +81,7 @@
                 or previous_revisions.timeline_key < previous_ranges.superseded_from
             )
     ),
+    {%- endif %}
 
     -- A run with new events may move its version earlier (a late START), so its old position counts too.
     extended_versions as (
@@ -120,36 +136,86 @@
         from new_observations
     )
     {%- endif %}
+    {%- endif %}
+{%- endmacro %}
+
+{#- The live output versions CTE read from the view lineage_prepare_tails cached. -#}
+{% macro lineage_prepared_live_cte(prepared) -%}
+    live_output_versions as (
+        select
+            dataset_uuid,
+            run_uuid,
+            timeline_key
+        from {{ prepared.live_output_versions }}
+    )
 {%- endmacro %}
 
 {#
-  The earliest event time of any tail the current build recomputes, as a timestamp literal:
-  every observation a tail needs is at or after it, and Spark prunes Parquet files on a literal.
+  On an incremental build with new observations, computes this build's tails and the live output
+  versions of the touched datasets once, into cached temporary views named after the model
+  (lineage_release_tails drops them in the post-hook): the model reads them, and so does the
+  time bound, where each used to compute them again from the whole revision table. Returns
+  {tails, live_output_versions, time_bound}: the view names (none on a full build, without new
+  input, or when dbt only compiles) and the earliest event time of any tail as a timestamp
+  literal, so the observation scan prunes Parquet files and row groups.
 #}
-{% macro lineage_tail_time_bound(built_seq) -%}
+{% macro lineage_prepare_tails(window) -%}
+    {%- set prepared = {'tails': none, 'live_output_versions': none, 'time_bound': "timestamp'0001-01-01 00:00:00'"} -%}
     {%- if not execute or not is_incremental()
         or not lineage_relation_exists(ref('int_lineage_dataset_observations')) -%}
-        {{ return("timestamp'0001-01-01 00:00:00'") }}
+        {{ return(prepared) }}
     {%- endif -%}
-    {%- set query -%}
-        with {{ lineage_tail_ctes(built_seq) }}
-        select cast(coalesce(min(tail_from.at_time), timestamp'9999-12-31 00:00:00') as string) from tails
-    {%- endset -%}
-    {{ return("timestamp'" ~ run_query(query).columns[0].values()[0] ~ "'") }}
+    {%- if not window.has_new -%}
+        {%- do prepared.update({'time_bound': "timestamp'9999-12-31 00:00:00'"}) -%}
+        {{ return(prepared) }}
+    {%- endif -%}
+    {%- set names = lineage_tail_view_names() -%}
+    {%- do run_query('create or replace temporary view ' ~ names.live_output_versions ~ ' as with '
+        ~ lineage_tail_ctes(window.low) ~ ' select dataset_uuid, run_uuid, timeline_key from live_output_versions') -%}
+    {%- do run_query('cache table ' ~ names.live_output_versions) -%}
+    {%- do prepared.update({'live_output_versions': names.live_output_versions}) -%}
+    {%- do run_query('create or replace temporary view ' ~ names.tails ~ ' as with '
+        ~ lineage_tail_ctes(window.low, prepared) ~ ' select dataset_uuid, tail_from from tails') -%}
+    {%- do run_query('cache table ' ~ names.tails) -%}
+    {%- do prepared.update({'tails': names.tails}) -%}
+    {%- set bound = run_query('select cast(coalesce(min(tail_from.at_time), timestamp\'9999-12-31 00:00:00\') as string) from '
+        ~ names.tails).columns[0].values()[0] -%}
+    {%- do prepared.update({'time_bound': "timestamp'" ~ bound ~ "'"}) -%}
+    {{ return(prepared) }}
+{%- endmacro %}
+
+{#- Session-scoped names of the views lineage_prepare_tails caches for this model. -#}
+{% macro lineage_tail_view_names() -%}
+    {{ return({
+        'tails': this.identifier ~ '__build_tails',
+        'live_output_versions': this.identifier ~ '__live_output_versions'
+    }) }}
+{%- endmacro %}
+
+{#- Post-hook: frees the cached views of lineage_prepare_tails (dropping a temporary view uncaches it). -#}
+{% macro lineage_release_tails() -%}
+    {%- set names = lineage_tail_view_names() -%}
+    {%- if execute -%}
+        {%- do run_query('drop view if exists ' ~ names.tails) -%}
+    {%- endif -%}
+    drop view if exists {{ names.live_output_versions }}
 {%- endmacro %}
 
 {#
   The same bound once int_lineage_version_revisions has run: the earliest tail start of the rows
-  written by build `build_seq`, as a timestamp literal (for the sightings scan).
+  written by the build at the high end of `window`, as a timestamp literal (for the sightings scan).
 #}
-{% macro lineage_build_time_bound(build_seq) -%}
+{% macro lineage_build_time_bound(window) -%}
     {%- if not execute or not lineage_relation_exists(ref('int_lineage_version_revisions')) -%}
         {{ return("timestamp'0001-01-01 00:00:00'") }}
+    {%- endif -%}
+    {%- if not window.has_new -%}
+        {{ return("timestamp'9999-12-31 00:00:00'") }}
     {%- endif -%}
     {%- set query -%}
         select cast(coalesce(min(tail_from.at_time), timestamp'9999-12-31 00:00:00') as string)
         from {{ ref('int_lineage_version_revisions') }}
-        where build_seq = {{ build_seq }}
+        where build_seq = {{ window.high }}
     {%- endset -%}
     {{ return("timestamp'" ~ run_query(query).columns[0].values()[0] ~ "'") }}
 {%- endmacro %}

@@ -1,11 +1,14 @@
-{{ config(materialized='incremental', incremental_strategy='append') }}
+{{ config(materialized='incremental', incremental_strategy='append',
+    post_hook="{{ lineage_record_input_through() }}") }}
+{%- set window = lineage_input_window(ref('stg_lineage_events'), 'ingest_seq', own_column='ingest_seq') %}
+{{ lineage_input_marker(window) }}
 
 {#- One row per dataset named by an event: narrow, no field lists (those live once per distinct
     field set in int_lineage_observed_schemas). Appends the events past the watermark. A stable
     schema repeats the same facet text on every run, so each distinct text is parsed and keyed
     once per build and joined back by its SHA-256. -#}
 with dataset_references as (
-    {{ lineage_dataset_references(lineage_watermark()) }}
+    {{ lineage_dataset_references(window) }}
 ),
 
 hashed_references as (

@@ -1,10 +1,13 @@
-{{ config(materialized='incremental', incremental_strategy='append') }}
+{{ config(materialized='incremental', incremental_strategy='append',
+    post_hook="{{ lineage_record_input_through() }}") }}
+{%- set window = lineage_input_window(ref('stg_lineage_events'), 'ingest_seq', own_column='built_through_seq') %}
+{{ lineage_input_marker(window) }}
 
 {#- Each distinct field set seen on a dataset, stored once with its fields. `built_through_seq`
     records how far the events were read, so the next build starts after it. Each distinct
     facet text is parsed once (many texts may give one field set: descriptions do not count). -#}
 with dataset_references as (
-    {{ lineage_dataset_references(lineage_watermark('built_through_seq')) }}
+    {{ lineage_dataset_references(window) }}
 ),
 
 schema_texts as (

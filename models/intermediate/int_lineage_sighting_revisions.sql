@@ -1,4 +1,5 @@
-{{ config(materialized='incremental', incremental_strategy='append') }}
+{{ config(materialized='incremental', incremental_strategy='append',
+    post_hook="{{ lineage_record_input_through() }}") }}
 
 {#
   Every sighting of a dataset that is not a run's output (an input, a DatasetEvent, a JobEvent's
@@ -8,9 +9,11 @@
   to the dataset's input version (run_uuid null). Written as revisions: only the sightings in the
   tails that int_lineage_version_revisions recomputed in this build, matched to that build's versions.
 #}
-{%- set build_seq = lineage_build_seq() -%}
-{%- set built_seq = lineage_watermark('build_seq') -%}
-{%- set time_bound = lineage_build_time_bound(build_seq) -%}
+{%- set window = lineage_input_window(ref('int_lineage_version_revisions'), 'build_seq', own_column='build_seq') -%}
+{%- set build_seq = window.high -%}
+{%- set built_seq = window.low %}
+{{ lineage_input_marker(window) }}
+{%- set time_bound = lineage_build_time_bound(window) -%}
 
 with build_versions as (
     select

@@ -1,4 +1,5 @@
-{{ config(materialized='incremental', incremental_strategy='append') }}
+{{ config(materialized='incremental', incremental_strategy='append',
+    post_hook=["{{ lineage_record_input_through() }}", "{{ lineage_release_tails() }}"]) }}
 
 {#
   Dataset versions, written as revisions: a build recomputes, for each dataset with new
@@ -10,12 +11,15 @@
   further back, and a sighting before every output recomputes the whole dataset.
   `int_lineage_tail_ranges` says which revision of a timeline position is live.
 #}
-{%- set build_seq = lineage_build_seq() -%}
-{%- set built_seq = lineage_watermark('build_seq') -%}
+{%- set window = lineage_input_window(ref('int_lineage_dataset_observations'), 'ingest_seq', own_column='build_seq') -%}
+{%- set build_seq = window.high -%}
+{%- set built_seq = window.low %}
+{{ lineage_input_marker(window) }}
 
-{%- set time_bound = lineage_tail_time_bound(built_seq) -%}
+{%- set prepared = lineage_prepare_tails(window) -%}
+{%- set time_bound = prepared.time_bound -%}
 
-with {{ lineage_tail_ctes(built_seq) }},
+with {{ lineage_tail_ctes(built_seq, prepared) }},
 
 dataset_observations as (
     select

@@ -1,4 +1,5 @@
-{{ config(materialized='incremental', incremental_strategy='append') }}
+{{ config(materialized='incremental', incremental_strategy='append',
+    post_hook="{{ lineage_record_input_through() }}") }}
 
 {#
   Which schema versions each dataset version points at. A version starts at its own field set
@@ -8,8 +9,10 @@
   at); `is_current` marks the latest. Written as revisions: only the versions that
   int_lineage_version_revisions recomputed in this build, from that build's sightings.
 #}
-{%- set build_seq = lineage_build_seq() -%}
-{%- set built_seq = lineage_watermark('build_seq') -%}
+{%- set window = lineage_input_window(ref('int_lineage_version_revisions'), 'build_seq', own_column='build_seq') -%}
+{%- set build_seq = window.high -%}
+{%- set built_seq = window.low %}
+{{ lineage_input_marker(window) }}
 
 with all_versions as (
     select

@@ -1,4 +1,7 @@
-{{ config(materialized='incremental', incremental_strategy='append') }}
+{{ config(materialized='incremental', incremental_strategy='append',
+    post_hook="{{ lineage_record_input_through() }}") }}
+{%- set window = lineage_input_window(ref('int_lineage_observed_schemas'), 'built_through_seq') %}
+{{ lineage_input_marker(window) }}
 
 {#- Marquez's dataset_fields: one row per (dataset, field name, type), from each new field set.
     Nested fields appear under their dot-joined path. -#}
@@ -11,7 +14,7 @@ with new_schemas as (
         first_seen_at,
         first_ingest_seq
     from {{ ref('int_lineage_observed_schemas') }}
-    where first_ingest_seq > {{ lineage_watermark() if is_incremental() else -1 }}
+    where built_through_seq > {{ window.low }} and built_through_seq <= {{ window.high }}
 ),
 
 fields as (

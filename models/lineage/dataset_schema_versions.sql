@@ -1,4 +1,7 @@
-{{ config(materialized='incremental', incremental_strategy='append') }}
+{{ config(materialized='incremental', incremental_strategy='append',
+    post_hook="{{ lineage_record_input_through() }}") }}
+{%- set window = lineage_input_window(ref('int_lineage_version_schema_revisions'), 'build_seq', own_column='built_through_seq') %}
+{{ lineage_input_marker(window) }}
 
 {#- Marquez's dataset_schema_versions: each distinct field set a dataset version pointed at, once.
     Never updated: a changed or merged field set is a new row with a new id. -#}
@@ -14,7 +17,7 @@ with pointers as (
         pointed_at_seq
     from {{ ref('int_lineage_version_schema_revisions') }}
     -- only the pointers that builds after this model's last run recomputed
-    where build_seq > {{ lineage_watermark('built_through_seq') }}
+    where build_seq > {{ window.low }} and build_seq <= {{ window.high }}
 ),
 
 candidates as (
@@ -51,7 +54,7 @@ new_candidates as (
 ),
 
 batch_end as (
-    select {{ lineage_build_seq() }} as built_through_seq
+    select {{ window.high }} as built_through_seq
 )
 
 select

@@ -1,4 +1,7 @@
-{{ config(materialized='incremental', incremental_strategy='append') }}
+{{ config(materialized='incremental', incremental_strategy='append',
+    post_hook="{{ lineage_record_input_through() }}") }}
+{%- set window = lineage_input_window(ref('dataset_schema_versions'), 'built_through_seq', own_column='built_through_seq') %}
+{{ lineage_input_marker(window) }}
 
 {#- Marquez's dataset_schema_versions_field_mapping: the fields of each schema version, written
     once per schema version (not once per dataset version). -#}
@@ -10,7 +13,7 @@ with new_versions as (
         is_merged,
         built_through_seq
     from {{ ref('dataset_schema_versions') }}
-    where built_through_seq > {{ lineage_watermark('built_through_seq') }}
+    where built_through_seq > {{ window.low }} and built_through_seq <= {{ window.high }}
 ),
 
 merged as (
@@ -24,7 +27,7 @@ merged as (
             pointers.dataset_schema_version_uuid = new_versions.uuid
             and new_versions.is_merged
         lateral view explode(pointers.merged_fields) exploded as field
-    where pointers.build_seq > {{ lineage_watermark('built_through_seq') }}
+    where pointers.build_seq > {{ window.low }} and pointers.build_seq <= {{ window.high }}
 ),
 
 observed as (

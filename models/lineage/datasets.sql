@@ -1,4 +1,7 @@
-{{ config(materialized='incremental', incremental_strategy='append') }}
+{{ config(materialized='incremental', incremental_strategy='append',
+    post_hook="{{ lineage_record_input_through() }}") }}
+{%- set window = lineage_input_window(ref('int_lineage_dataset_observations'), 'ingest_seq') %}
+{{ lineage_input_marker(window) }}
 
 {#- Every dataset named by an event; appended once, when first seen. -#}
 with new_observations as (
@@ -9,7 +12,7 @@ with new_observations as (
         event_time,
         ingest_seq
     from {{ ref('int_lineage_dataset_observations') }}
-    where ingest_seq > {{ lineage_watermark() if is_incremental() else -1 }}
+    where ingest_seq > {{ window.low }} and ingest_seq <= {{ window.high }}
 ),
 
 first_seen as (

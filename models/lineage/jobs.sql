@@ -1,4 +1,7 @@
-{{ config(materialized='incremental', incremental_strategy='append') }}
+{{ config(materialized='incremental', incremental_strategy='append',
+    post_hook="{{ lineage_record_input_through() }}") }}
+{%- set window = lineage_input_window(ref('stg_lineage_events'), 'ingest_seq') %}
+{{ lineage_input_marker(window) }}
 
 {#- Every job of a RunEvent or JobEvent; appended once, when first seen. -#}
 with new_events as (
@@ -8,7 +11,7 @@ with new_events as (
         job_namespace,
         job_name
     from {{ ref('stg_lineage_events') }}
-    where job_name is not null and ingest_seq > {{ lineage_watermark() if is_incremental() else -1 }}
+    where job_name is not null and ingest_seq > {{ window.low }} and ingest_seq <= {{ window.high }}
 ),
 
 first_seen as (

@@ -1,4 +1,7 @@
-{{ config(materialized='incremental', incremental_strategy='append') }}
+{{ config(materialized='incremental', incremental_strategy='append',
+    post_hook="{{ lineage_record_input_through() }}") }}
+{%- set window = lineage_input_window(ref('stg_lineage_events'), 'ingest_seq') %}
+{{ lineage_input_marker(window) }}
 
 {#- Every namespace named by a job or a dataset; appended once, when first seen. -#}
 with new_events as (
@@ -10,7 +13,7 @@ with new_events as (
         outputs,
         dataset
     from {{ ref('stg_lineage_events') }}
-    where ingest_seq > {{ lineage_watermark() if is_incremental() else -1 }}
+    where ingest_seq > {{ window.low }} and ingest_seq <= {{ window.high }}
 ),
 
 named as (

@@ -1,4 +1,7 @@
-{{ config(materialized='incremental', incremental_strategy='append') }}
+{{ config(materialized='incremental', incremental_strategy='append',
+    post_hook="{{ lineage_record_input_through() }}") }}
+{%- set window = lineage_input_window(ref('stg_lineage_events'), 'ingest_seq', own_column='ingest_seq') %}
+{{ lineage_input_marker(window) }}
 
 {#- One row per run event (Marquez's run_states): append-only, so a COMPLETE that arrives in a
     later ingest than its START is simply another row; `runs` reads the latest. -#}
@@ -14,4 +17,4 @@ select
     event_id,
     ingest_seq
 from {{ ref('stg_lineage_events') }}
-where event_kind = 'RunEvent' and ingest_seq > {{ lineage_watermark() if is_incremental() else -1 }}
+where event_kind = 'RunEvent' and ingest_seq > {{ window.low }} and ingest_seq <= {{ window.high }}
