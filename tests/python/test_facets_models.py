@@ -171,7 +171,7 @@ def scanned_tables(scans) -> list[str]:
 def test_one_entity_lookups_read_one_bucket_of_the_winner_revisions(facet_history, spark):
     """The lookup the benchmark times must not aggregate over every dataset, nor over the facet
     history: the key filter reaches the scan of the small revision table, Spark reads one of its
-    buckets, and the aggregates on top run without a shuffle (no exchange, one Spark stage)."""
+    buckets, and the aggregates on top run without a shuffle (the version's join may broadcast)."""
     settings = facet_history["settings"]
     dataset_key = dataset_uuid("warehouse", "reports.daily")
     lookups = [
@@ -203,7 +203,9 @@ def test_one_entity_lookups_read_one_bucket_of_the_winner_revisions(facet_histor
                     assert f"EqualTo({key_column},{key})" in metadata.get("PushedFilters").get()
                     assert metadata.get("SelectedBucketsCount").get() == "1 out of 4"
                 kinds = {node.getClass().getSimpleName() for node in main_tree(plan)}
-                assert not {k for k in kinds if "Exchange" in k}, kinds
+                assert "ShuffleExchangeExec" not in kinds, kinds
+                if len(tables) == 1:  # one scan, two aggregates, nothing else: a single Spark stage
+                    assert not {k for k in kinds if "Exchange" in k or "Join" in k}, kinds
                 assert json.loads(row.facets)
         finally:
             spark.conf.set(threshold, previous)
