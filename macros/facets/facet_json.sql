@@ -28,9 +28,14 @@
     substr({{ hash_expr }}, 1, 1)
 {%- endmacro %}
 
-{#- `{"<name>": <body>}` without parsing the body again; the name is escaped as a JSON string. -#}
+{#- `"<name>":<body>`, one member of a JSON object, without parsing the body again; the name is escaped as a JSON string. -#}
+{% macro facet_json_member(name_expr, body_expr) -%}
+    concat(substr(to_json(array({{ name_expr }})), 2, length(to_json(array({{ name_expr }}))) - 2), ':', {{ body_expr }})
+{%- endmacro %}
+
+{#- `{"<name>": <body>}` without parsing the body again. -#}
 {% macro facet_json_object(name_expr, body_expr) -%}
-    concat('{', substr(to_json(array({{ name_expr }})), 2, length(to_json(array({{ name_expr }}))) - 2), ':', {{ body_expr }}, '}')
+    concat('{', {{ facet_json_member(name_expr, body_expr) }}, '}')
 {%- endmacro %}
 
 {#- Facet names to drop (var `facet_drop_list`, matched in lower case) as a boolean expression. -#}

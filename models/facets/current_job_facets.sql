@@ -1,2 +1,2 @@
 {{ config(materialized='view') }}
-{{ current_facets('job', 'job_uuid', ['job_namespace', 'job_name'], broadcast_latest=true) }}
+{{ current_facets(ref('facet_winners_job'), 'job_uuid', ['job_namespace', 'job_name'], inline_bodies=true) }}

@@ -1,2 +1,2 @@
 {{ config(materialized='view') }}
-{{ current_facets('run', 'run_id', ['job_uuid']) }}
+{{ current_facets(ref('facet_winners_run'), 'run_id', ['job_uuid']) }}

@@ -1,10 +1,10 @@
 """Load the facet tables from a long event history in bounded chunks, resuming after a crash.
 
-Each chunk is one ``dbt run`` of the two facet storage models with the ``facet_ingest_seq_upto``
-var set to the chunk's last ``ingest_seq``. Both models keep their own watermark, so a run that
-died anywhere (between chunks, or between the two models of one chunk) is resumed by running the
-command again: chunks already loaded select nothing, and ``facet_bodies`` catches up from
-``facet_refs``.
+Each chunk is one ``dbt run`` of the facet storage models (``facet_refs``, ``facet_bodies`` and the
+``facet_winners_*`` revisions) with the ``facet_ingest_seq_upto`` var set to the chunk's last
+``ingest_seq``. Every model keeps its own watermark, so a run that died anywhere (between chunks, or
+between the models of one chunk) is resumed by running the command again: chunks already loaded
+select nothing, and the models after ``facet_refs`` catch up from it.
 """
 
 from __future__ import annotations
@@ -18,7 +18,15 @@ from pyspark.sql import SparkSession
 from python_jobs.dbt import run_dbt
 from python_jobs.settings import Settings
 
-STORAGE_MODELS = ("facet_refs", "facet_bodies")
+# The current-facet revisions are kept up to date chunk by chunk too, so each chunk's work stays bounded.
+STORAGE_MODELS = (
+    "facet_refs",
+    "facet_bodies",
+    "facet_winners_dataset",
+    "facet_winners_dataset_version",
+    "facet_winners_job",
+    "facet_winners_run",
+)
 SETUP_NODES = ("stg_lineage_events", "facet_classification")
 FINISH_COMMANDS: dict[str, list[str]] = {
     "build": ["build", "--select", "facet_classification", "path:models/facets"],

@@ -35,6 +35,7 @@ def setup_build(*extra: str) -> list[str]:
 
 
 STORAGE_TABLES = ("facet_refs", "facet_bodies")
+WINNER_TABLES = ("facet_winners_dataset", "facet_winners_dataset_version", "facet_winners_job", "facet_winners_run")
 LINEAGE_ENTITIES = ("datasets", "dataset_versions", "jobs", "runs")
 LARGE_FACET_BYTES = 10 * 1024 * 1024 + 1
 
@@ -61,8 +62,8 @@ def scoped(settings, spark, prefix: str):
     return scoped_settings
 
 
-def storage_fingerprints(spark, settings) -> dict[str, dict[str, object]]:
-    return {name: table_fingerprint(spark, settings.table("lineage", name)) for name in STORAGE_TABLES}
+def storage_fingerprints(spark, settings, tables=STORAGE_TABLES) -> dict[str, dict[str, object]]:
+    return {name: table_fingerprint(spark, settings.table("lineage", name)) for name in tables}
 
 
 @pytest.fixture(scope="module")
@@ -76,9 +77,9 @@ def facet_history(settings, spark):
     append_raw_events(spark, main, rows[:FIRST_BATCH_SIZE])
     run_dbt(main, setup_build())
     run_dbt(main, ["run", "--select", "path:models/facets"])
-    after_first = storage_fingerprints(spark, main)
-    run_dbt(main, ["run", "--select", *STORAGE_TABLES])
-    after_rebuild = storage_fingerprints(spark, main)
+    after_first = storage_fingerprints(spark, main, STORAGE_TABLES + WINNER_TABLES)
+    run_dbt(main, ["run", "--select", *STORAGE_TABLES, *WINNER_TABLES])
+    after_rebuild = storage_fingerprints(spark, main, STORAGE_TABLES + WINNER_TABLES)
     append_raw_events(spark, main, rows[FIRST_BATCH_SIZE:])
     # The lineage entities, so that the "every facet row's entity exists" tests have their parents.
     run_dbt(main, ["run", "--select", *(f"+{entity}" for entity in LINEAGE_ENTITIES)])
@@ -148,42 +149,68 @@ def test_current_facets_last_wins_by_event_time_then_ingest_order(facet_history,
     assert set(json.loads(orders.facets)) == {"schema", "Documentation"}  # INPUT facets describe a read
 
 
-def scan_nodes(plan) -> list[Any]:
-    """File scans of a physical plan's main tree. Subqueries are left out: the dynamic partition
-    pruning subquery only reuses the broadcast of the join's other side, it does not scan again."""
-    kind = plan.getClass().getSimpleName()
-    if kind == "AdaptiveSparkPlanExec":
-        return scan_nodes(plan.initialPlan())
-    found = [plan] if kind == "FileSourceScanExec" else []
+def main_tree(plan) -> list[Any]:
+    """Nodes of a physical plan's main tree (the adaptive plan's initial plan; subqueries left out)."""
+    if plan.getClass().getSimpleName() == "AdaptiveSparkPlanExec":
+        return main_tree(plan.initialPlan())
+    found = [plan]
     children = plan.children()
     for index in range(children.size()):
-        found += scan_nodes(children.apply(index))
+        found += main_tree(children.apply(index))
     return found
 
 
-def test_one_dataset_lookup_is_pushed_into_the_facet_refs_scan(facet_history, spark):
-    """The lookup the benchmark times must not aggregate over every dataset: the key filter reaches
-    the (entity-sorted) facet_refs scan, which is read once, and only the bodies' shards it needs."""
+def scan_nodes(plan) -> list[Any]:
+    return [node for node in main_tree(plan) if node.getClass().getSimpleName() == "FileSourceScanExec"]
+
+
+def scanned_tables(scans) -> list[str]:
+    return sorted(scan.tableIdentifier().get().table() for scan in scans)
+
+
+def test_one_entity_lookups_read_one_bucket_of_the_winner_revisions(facet_history, spark):
+    """The lookup the benchmark times must not aggregate over every dataset, nor over the facet
+    history: the key filter reaches the scan of the small revision table, Spark reads one of its
+    buckets, and the aggregates on top run without a shuffle (the version's join may broadcast)."""
     settings = facet_history["settings"]
-    key = dataset_uuid("warehouse", "reports.daily")
-    view = settings.table("lineage", "current_dataset_facets")
+    dataset_key = dataset_uuid("warehouse", "reports.daily")
+    lookups = [
+        ("current_dataset_facets", "dataset_uuid", dataset_key, "facets", ["facet_winners_dataset"]),
+        (
+            "current_dataset_facets",
+            "dataset_uuid",
+            dataset_key,
+            "facets, current_version_uuid",
+            ["facet_winners_dataset", "facet_winners_dataset_version"],
+        ),
+        ("current_job_facets", "job_uuid", job_uuid("etl", "daily_report"), "facets", ["facet_winners_job"]),
+    ]
     threshold = "spark.sql.autoBroadcastJoinThreshold"
     previous = spark.conf.get(threshold)
-    # Tables too big to broadcast by size (as at 100k events): the shards are still pruned.
-    for setting in (previous, "-1"):
+    for setting in (previous, "-1"):  # whatever the size of the tables
         spark.conf.set(threshold, setting)
         try:
-            frame = spark.sql(f"select facets from {view} where dataset_uuid = '{key}'")
-            scans = scan_nodes(frame._jdf.queryExecution().executedPlan())
-            facets = json.loads(frame.first().facets)
+            for view, key_column, key, columns, tables in lookups:
+                frame = spark.sql(
+                    f"select {columns} from {settings.table('lineage', view)} where {key_column} = '{key}'"
+                )
+                plan = frame._jdf.queryExecution().executedPlan()
+                [row] = frame.collect()
+                scans = scan_nodes(plan)
+                assert scanned_tables(scans) == tables
+                for scan in scans:
+                    metadata = scan.metadata()
+                    assert f"EqualTo({key_column},{key})" in metadata.get("PushedFilters").get()
+                    assert metadata.get("SelectedBucketsCount").get() == "1 out of 4"
+                kinds = {node.getClass().getSimpleName() for node in main_tree(plan)}
+                assert "ShuffleExchangeExec" not in kinds, kinds
+                if len(tables) == 1:  # one scan, two aggregates, nothing else: a single Spark stage
+                    assert not {k for k in kinds if "Exchange" in k or "Join" in k}, kinds
+                assert json.loads(row.facets)
         finally:
             spark.conf.set(threshold, previous)
-        refs = [s for s in scans if s.tableIdentifier().get().table() == "facet_refs"]
-        bodies = [s for s in scans if s.tableIdentifier().get().table() == "facet_bodies"]
-        assert len(refs) == 1 and len(bodies) == 1
-        assert f"EqualTo(dataset_uuid,{key})" in refs[0].metadata().get("PushedFilters").get()
-        assert "dynamicpruning" in bodies[0].metadata().get("PartitionFilters").get()
-        assert facets["documentation"] == {"description": "daily totals"}
+    [report] = lineage_rows(spark, settings, "current_dataset_facets", f"dataset_uuid = '{dataset_key}'")
+    assert json.loads(report.facets)["documentation"] == {"description": "daily totals"}
 
 
 def test_identical_bodies_are_stored_once(facet_history, spark):
