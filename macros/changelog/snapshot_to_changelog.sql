@@ -28,7 +28,7 @@
         select cast(null as bigint) as `offset`
     {%- else -%}
         {%- set plan = changelog_plan(source_relation, keys, compare_columns, event_time_column) -%}
-        /* changelog_plan {{ tojson({'through_seq': plan.through_seq, 'rebuild': plan.rebuild, 'compared': plan.compared}) }} */
+        /* changelog_plan {{ tojson({'through_seq': plan.through_seq, 'rebuild': plan.rebuild, 'compared': plan.compared, 'state': plan.state, 'next_offset': plan.next_offset, 'prior_from_raw': plan.prior_from_raw}) }} */
         {%- if plan.pending | length == 0 %}
         {{ changelog_empty_batch(source_relation, plan.columns) }}
         {%- else %}
@@ -77,6 +77,18 @@ pending_snapshots as (
         as pending (snapshot_seq, snapshot_time, system_time)
 ),
 
+{%- if plan.prior_from_raw %}
+{#- The processed snapshot's partition stands for the narrow prior state: one scan of raw, no state read, no tail fold. #}
+timeline as (
+    select
+        {{ changelog_column_list(keys) }},
+        snapshot_seq,
+        {{ row_hash }} as cl_row_hash,
+        snapshot_seq = {{ plan.processed_seq }} as cl_is_state
+    from {{ source_relation }}
+    where snapshot_seq >= {{ plan.processed_seq }} and snapshot_seq <= {{ plan.through_seq }}
+),
+{%- else %}
 prior_hashes as (
     {{ changelog_prior_state(source_relation, plan, narrow=true) }}
 ),
@@ -94,6 +106,7 @@ timeline as (
     select {{ changelog_column_list(keys) }}, snapshot_seq, cl_row_hash, false as cl_is_state
     from incoming_hashes
 ),
+{%- endif %}
 
 sequenced as (
     select
