@@ -5,15 +5,18 @@
       {{ snapshot_to_changelog(source('snapshots', 'crm_accounts'), ['account_id']) }}
 
   Each run diffs every snapshot not yet processed against its predecessor, in one pass: the state
-  before the first pending snapshot (from the state table, plus any changelog rows the state has
-  not absorbed yet) and the pending snapshots form one timeline per key, ordered by snapshot.
+  before the first pending snapshot and the pending snapshots form one timeline per key, ordered by
+  snapshot. The keys and hashes of that state are the processed snapshot's own rows, hashed from
+  its raw partition (raw keeps every snapshot); only when raw lost it do they come from the state
+  table plus the changelog rows it has not absorbed yet (its tail).
   Window functions over that timeline classify every (key, snapshot): +A when the key was absent
   in the previous snapshot, -C/+C when a compared column differs null-safely (seen through a
   128-bit hash of the compared columns, changelog_hash.sql), -R in the snapshot after the key's
   last appearance. The timeline holds keys and hashes only; full rows are fetched for the changes. -R and -C carry the row as last emitted (with its event time),
-  so a consumer can retract rows without knowing the key. The post-hook changelog_save_state
-  folds the new rows into the state table, so the next run reads neither the history of
-  snapshots nor the whole changelog.
+  so a consumer can retract rows without knowing the key; those few rows come from the state table
+  plus its tail, read for the changed keys only. The post-hook changelog_save_state folds the tail
+  into the state table once it passes `changelog_compact_ratio` of the state, so no run reads the
+  history of snapshots or the whole changelog, and no run rewrites the whole state.
 #}
 {% macro snapshot_to_changelog(source_relation, primary_key, compare_columns=none, event_time_column=none) -%}
     {%- set keys = [primary_key] if primary_key is string else primary_key -%}
