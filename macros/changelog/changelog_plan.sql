@@ -46,18 +46,19 @@
 {%- endmacro %}
 
 {#-
-  The snapshots registered on a raw snapshot table, in order: [{seq, snapshot_time, system_time}].
+  The snapshots registered on a raw snapshot table, in order: [{seq, snapshot_time, system_time, rows}].
   Ingest registers each snapshot as a table property once its rows are written (an empty
-  snapshot has no rows but is registered all the same).
+  snapshot has no rows but is registered all the same; `rows` is none for properties without a count).
 -#}
-{% macro changelog_loaded_snapshots(source_relation) -%}
+{% macro changelog_loaded_snapshots(source_relation, properties=none) -%}
     {%- set prefix = 'changelog.snapshot.' -%}
     {%- set snapshots = [] -%}
-    {%- for row in run_query('show tblproperties ' ~ source_relation) -%}
+    {%- for row in (properties if properties is not none else run_query('show tblproperties ' ~ source_relation).rows) -%}
         {%- if row[0].startswith(prefix) -%}
             {%- set parts = row[1].split('|') -%}
             {%- do snapshots.append({
-                'seq': row[0][prefix | length:] | int, 'snapshot_time': parts[0], 'system_time': parts[1]
+                'seq': row[0][prefix | length:] | int, 'snapshot_time': parts[0], 'system_time': parts[1],
+                'rows': (parts[2] | int) if parts | length > 2 else none
             }) -%}
         {%- endif -%}
     {%- endfor -%}
@@ -114,7 +115,8 @@
     {%- set event_column = changelog_resolve_column(event_time_column, columns, 'event time')
         if event_time_column is not none else none -%}
 
-    {%- set loaded = changelog_loaded_snapshots(source_relation) -%}
+    {%- set raw_properties = run_query('show tblproperties ' ~ source_relation).rows -%}
+    {%- set loaded = changelog_loaded_snapshots(source_relation, raw_properties) -%}
     {%- set incremental = is_incremental() -%}
     {%- set state_relation = changelog_state_relation(this) -%}
     {#- changelog_rebuild_state: ignore the state table and project the whole changelog (the benchmark's baseline). -#}
@@ -162,8 +164,25 @@
         {%- endif -%}
         {%- do pending.append(snapshot) -%}
     {%- endfor -%}
+    {#-
+      The narrow prior state (keys and hashes) is the processed snapshot's raw partition, hashed: after a
+      snapshot the state holds exactly its keys, and no change was emitted since each key's last emitted
+      row, so their compared columns agree. That holds only for the hashes the state table was built with
+      (a matching signature), and only while raw still holds that snapshot (an empty one has no partition).
+    -#}
+    {%- set prior_from_raw = [false] -%}
+    {%- if state.exists and processed_seq >= 0 and pending | length > 0 -%}
+        {%- for snapshot in loaded if snapshot.seq == processed_seq -%}
+            {%- if snapshot.rows == 0 -%}
+                {%- do prior_from_raw.append(true) -%}
+            {%- else -%}
+                {%- set partitions = run_query('show partitions ' ~ source_relation).columns[0].values() -%}
+                {%- do prior_from_raw.append(('snapshot_seq=' ~ processed_seq) in partitions) -%}
+            {%- endif -%}
+        {%- endfor -%}
+    {%- endif -%}
     {#- Ingest checked every snapshot of a table that records this key; others are checked here. -#}
-    {%- if pending | length > 0 and not changelog_key_enforced_by_ingest(source_relation, key_columns) -%}
+    {%- if pending | length > 0 and not changelog_key_enforced_by_ingest(source_relation, key_columns, raw_properties) -%}
         {%- do changelog_check_keys(source_relation, key_columns, processed_seq, pending[-1].seq) -%}
     {%- endif -%}
 
@@ -176,9 +195,11 @@
         'event_time_column': event_column,
         'rebuild': not incremental,
         'state_relation': state_relation,
+        'state': state,
         'state_exists': state.exists,
         'state_offset': state.offset,
         'has_tail': has_tail,
+        'prior_from_raw': prior_from_raw[-1],
         'processed_seq': processed_seq,
         'next_offset': next_offset,
         'pending': pending,
@@ -191,8 +212,8 @@
     {{ return({
         'columns': keys, 'column_types': {}, 'key_columns': keys, 'compared': [],
         'hash_signature': changelog_hash_signature([]), 'event_time_column': none, 'rebuild': true,
-        'state_relation': none, 'state_exists': false, 'state_offset': -1, 'has_tail': false,
-        'processed_seq': -1, 'next_offset': 0, 'through_seq': 0,
+        'state_relation': none, 'state': none, 'state_exists': false, 'state_offset': -1, 'has_tail': false,
+        'prior_from_raw': false, 'processed_seq': -1, 'next_offset': 0, 'through_seq': 0,
         'pending': [{'seq': 0, 'snapshot_time': epoch, 'system_time': epoch}]
     }) }}
 {%- endmacro %}
@@ -202,9 +223,9 @@
   snapshot was loaded with --primary-key): ingest then rejected every snapshot with NULL or
   duplicate keys, and checking again would cost a shuffle of every pending row.
 -#}
-{% macro changelog_key_enforced_by_ingest(source_relation, keys) -%}
+{% macro changelog_key_enforced_by_ingest(source_relation, keys, properties=none) -%}
     {%- set recorded = [] -%}
-    {%- for row in run_query('show tblproperties ' ~ source_relation) -%}
+    {%- for row in (properties if properties is not none else run_query('show tblproperties ' ~ source_relation).rows) -%}
         {%- if row[0] == 'changelog.primary_key' -%}
             {%- for part in row[1].split(',') if part.strip() -%}{%- do recorded.append(part.strip() | lower) -%}{%- endfor -%}
         {%- endif -%}
@@ -333,27 +354,15 @@
             {%- do run_query('drop table if exists ' ~ state_relation) -%}
         {%- endif -%}
         {%- set hash_signature = changelog_hash_signature(plan.compared) -%}
-        {%- set state = changelog_read_state(state_relation, hash_signature) -%}
-        {%- set columns = [] -%}
-        {%- set column_types = {} -%}
-        {%- set column_ddl = [] -%}
-        {%- for column in adapter.get_columns_in_relation(this) -%}
-            {%- if column.name | lower not in changelog_system_columns() -%}
-                {%- do columns.append(column.name) -%}
-                {%- do column_types.update({column.name: column.dtype}) -%}
-                {%- do column_ddl.append(adapter.quote(column.name) ~ ' ' ~ column.dtype) -%}
-            {%- endif -%}
-        {%- endfor -%}
-        {%- if not state.exists -%}
-            {%- do run_query('drop table if exists ' ~ state_relation) -%}
-            {%- do run_query('create table ' ~ state_relation ~ ' (' ~ column_ddl | join(', ')
-                ~ ', event_time timestamp, cl_row_hash binary, cl_state_offset bigint) using ' ~ var('file_format', 'parquet')
-                ~ ' partitioned by (cl_state_offset)') -%}
-        {%- endif -%}
-        {%- set tail = run_query('select max(`offset`), count(*) from ' ~ this ~ ' where `offset` > ' ~ state.offset) -%}
-        {%- set tail_max_offset = tail.columns[0].values()[0] -%}
-        {%- set tail_rows = tail.columns[1].values()[0] | int -%}
-        {%- set max_offset = (tail_max_offset | int) if tail_max_offset is not none else state.offset -%}
+        {#- The plan read the state (same signature) just before the model ran: no need to ask the metastore again. -#}
+        {%- set state = plan.state if not plan.rebuild and plan.state is not none
+            else changelog_read_state(state_relation, hash_signature) -%}
+        {#- Offsets are gapless: the tail's size follows from its last offset, and only this run's files are scanned for it. -#}
+        {%- set written_from = plan.next_offset if plan.next_offset is not none else state.offset + 1 -%}
+        {%- set new_max_offset = changelog_single_value(
+            'select max(`offset`) from ' ~ this ~ ' where `offset` >= ' ~ written_from) -%}
+        {%- set max_offset = (new_max_offset | int) if new_max_offset is not none else written_from - 1 -%}
+        {%- set tail_rows = max_offset - state.offset -%}
         {%- set properties = {
             'changelog.processed_seq': [plan.through_seq, state.processed_seq, state.seq] | max,
             'changelog.processed_offset': max_offset,
@@ -361,6 +370,25 @@
         } -%}
         {%- set compact_ratio = var('changelog_compact_ratio', 0.2) | float -%}
         {%- set compact = tail_rows > 0 and (not state.exists or tail_rows > compact_ratio * ([state.rows, 1] | max)) -%}
+        {#- Below the ratio the run only records how far it got: no column lookup, no write of state rows. -#}
+        {%- set columns = [] -%}
+        {%- set column_types = {} -%}
+        {%- set column_ddl = [] -%}
+        {%- if compact or not state.exists -%}
+            {%- for column in adapter.get_columns_in_relation(this) -%}
+                {%- if column.name | lower not in changelog_system_columns() -%}
+                    {%- do columns.append(column.name) -%}
+                    {%- do column_types.update({column.name: column.dtype}) -%}
+                    {%- do column_ddl.append(adapter.quote(column.name) ~ ' ' ~ column.dtype) -%}
+                {%- endif -%}
+            {%- endfor -%}
+        {%- endif -%}
+        {%- if not state.exists -%}
+            {%- do run_query('drop table if exists ' ~ state_relation) -%}
+            {%- do run_query('create table ' ~ state_relation ~ ' (' ~ column_ddl | join(', ')
+                ~ ', event_time timestamp, cl_row_hash binary, cl_state_offset bigint) using ' ~ var('file_format', 'parquet')
+                ~ ' partitioned by (cl_state_offset)') -%}
+        {%- endif -%}
         {%- if compact -%}
             {%- set insert_sql -%}
                 insert into {{ state_relation }} partition (cl_state_offset = {{ max_offset }})

@@ -5,15 +5,18 @@
       {{ snapshot_to_changelog(source('snapshots', 'crm_accounts'), ['account_id']) }}
 
   Each run diffs every snapshot not yet processed against its predecessor, in one pass: the state
-  before the first pending snapshot (from the state table, plus any changelog rows the state has
-  not absorbed yet) and the pending snapshots form one timeline per key, ordered by snapshot.
+  before the first pending snapshot and the pending snapshots form one timeline per key, ordered by
+  snapshot. The keys and hashes of that state are the processed snapshot's own rows, hashed from
+  its raw partition (raw keeps every snapshot); only when raw lost it do they come from the state
+  table plus the changelog rows it has not absorbed yet (its tail).
   Window functions over that timeline classify every (key, snapshot): +A when the key was absent
   in the previous snapshot, -C/+C when a compared column differs null-safely (seen through a
   128-bit hash of the compared columns, changelog_hash.sql), -R in the snapshot after the key's
   last appearance. The timeline holds keys and hashes only; full rows are fetched for the changes. -R and -C carry the row as last emitted (with its event time),
-  so a consumer can retract rows without knowing the key. The post-hook changelog_save_state
-  folds the new rows into the state table, so the next run reads neither the history of
-  snapshots nor the whole changelog.
+  so a consumer can retract rows without knowing the key; those few rows come from the state table
+  plus its tail, read for the changed keys only. The post-hook changelog_save_state folds the tail
+  into the state table once it passes `changelog_compact_ratio` of the state, so no run reads the
+  history of snapshots or the whole changelog, and no run rewrites the whole state.
 #}
 {% macro snapshot_to_changelog(source_relation, primary_key, compare_columns=none, event_time_column=none) -%}
     {%- set keys = [primary_key] if primary_key is string else primary_key -%}
@@ -28,7 +31,7 @@
         select cast(null as bigint) as `offset`
     {%- else -%}
         {%- set plan = changelog_plan(source_relation, keys, compare_columns, event_time_column) -%}
-        /* changelog_plan {{ tojson({'through_seq': plan.through_seq, 'rebuild': plan.rebuild, 'compared': plan.compared}) }} */
+        /* changelog_plan {{ tojson({'through_seq': plan.through_seq, 'rebuild': plan.rebuild, 'compared': plan.compared, 'state': plan.state, 'next_offset': plan.next_offset, 'prior_from_raw': plan.prior_from_raw}) }} */
         {%- if plan.pending | length == 0 %}
         {{ changelog_empty_batch(source_relation, plan.columns) }}
         {%- else %}
@@ -77,6 +80,18 @@ pending_snapshots as (
         as pending (snapshot_seq, snapshot_time, system_time)
 ),
 
+{%- if plan.prior_from_raw %}
+{#- The processed snapshot's partition stands for the narrow prior state: one scan of raw, no state read, no tail fold. #}
+timeline as (
+    select
+        {{ changelog_column_list(keys) }},
+        snapshot_seq,
+        {{ row_hash }} as cl_row_hash,
+        snapshot_seq = {{ plan.processed_seq }} as cl_is_state
+    from {{ source_relation }}
+    where snapshot_seq >= {{ plan.processed_seq }} and snapshot_seq <= {{ plan.through_seq }}
+),
+{%- else %}
 prior_hashes as (
     {{ changelog_prior_state(source_relation, plan, narrow=true) }}
 ),
@@ -94,6 +109,7 @@ timeline as (
     select {{ changelog_column_list(keys) }}, snapshot_seq, cl_row_hash, false as cl_is_state
     from incoming_hashes
 ),
+{%- endif %}
 
 sequenced as (
     select

@@ -255,6 +255,80 @@ def test_people_run_by_run_equals_one_run_over_pending_snapshots(spark, warehous
     assert not any("gapless" in name or "paired" in name for name in failed)
 
 
+def run_with(settings: Settings, model: str, **dbt_vars) -> dict:
+    """Runs one model with extra vars; returns the plan its compiled SQL records."""
+    target = settings.project_dir / "target"
+    run_dbt(settings, ["run", "--select", model, "--target-path", str(target)], extra_vars=dbt_vars)
+    compiled = next((target / "compiled").rglob(f"{model}.sql")).read_text()
+    marker = compiled.split("/* changelog_plan ", 1)[1].split(" */", 1)[0]
+    return json.loads(marker)
+
+
+def state_properties(spark, table: str) -> dict:
+    return {r.key: r.value for r in spark.sql(f"show tblproperties {table}__state").collect()}
+
+
+def test_prior_state_from_raw_state_tail_compaction_and_fallback(spark, warehouse, tmp_path):
+    """The narrow prior state comes from the processed snapshot in raw; the state table only absorbs the tail
+    past changelog_compact_ratio; without the processed snapshot in raw the run reads the state and its tail."""
+    settings = warehouse
+    table = settings.table("changelog", "people")
+    never = {"changelog_compact_ratio": 1000}
+
+    load(spark, settings, "people", people_file(tmp_path, 0), 0)
+    assert run_with(settings, "people", **never)["prior_from_raw"] is False
+    # The first run has no state to extend: it writes one whatever the ratio.
+    properties = state_properties(spark, table)
+    assert (properties["changelog.state_seq"], properties["changelog.state_offset"]) == ("0", "3")
+
+    # Three rounds without compaction: the state table keeps snapshot 0; the tail (offsets 4..13) grows.
+    for index in (1, 2, 3):
+        load(spark, settings, "people", people_file(tmp_path, index), index)
+        assert run_with(settings, "people", **never)["prior_from_raw"] is True
+    assert changelog(spark, settings, "people") == expected_people()
+    properties = state_properties(spark, table)
+    assert (properties["changelog.state_seq"], properties["changelog.state_offset"]) == ("0", "3")
+    assert (properties["changelog.processed_seq"], properties["changelog.processed_offset"]) == ("3", "13")
+    assert [r[0] for r in spark.sql(f"show partitions {table}__state").collect()] == ["cl_state_offset=3"]
+
+    # A re-run without a new snapshot appends nothing and moves nothing.
+    run_with(settings, "people", **never)
+    assert changelog(spark, settings, "people") == expected_people()
+    assert state_properties(spark, table) == properties
+
+    # The tail is 10 rows over a 4-row state: a ratio of 2.5 keeps it (10 is not above 10), 2.4 compacts it.
+    run_with(settings, "people", changelog_compact_ratio=2.5)
+    assert state_properties(spark, table)["changelog.state_offset"] == "3"
+    run_with(settings, "people", changelog_compact_ratio=2.4)
+    properties = state_properties(spark, table)
+    assert [properties[f"changelog.state_{name}"] for name in ("seq", "offset", "rows")] == ["3", "13", "4"]
+    assert [r[0] for r in spark.sql(f"show partitions {table}__state").collect()] == ["cl_state_offset=13"]
+    state = spark.sql(f"select person_id, score, event_time from {table}__state order by person_id").collect()
+    assert [tuple(r) for r in state] == [
+        ("p1", "11", at(2)),
+        ("p2", "21", at(3)),
+        ("p3", None, at(0)),
+        ("p5", "50", at(1)),
+    ]
+    assert changelog(spark, settings, "people") == expected_people()
+
+    # Raw loses snapshot 4 after it was processed: the next run falls back to the state table plus its tail
+    # (offset 14) and still emits the right rows.
+    write_csv(tmp_path / "people_4.csv", PEOPLE_HEADER, PEOPLE_SNAPSHOTS[3][:2] + PEOPLE_SNAPSHOTS[3][3:])
+    load(spark, settings, "people", tmp_path / "people_4.csv", 4)
+    assert run_with(settings, "people", **never)["prior_from_raw"] is True
+    spark.sql(f"alter table {settings.table('raw', 'people_snapshots')} drop partition (snapshot_seq = 4)")
+    write_csv(tmp_path / "people_5.csv", PEOPLE_HEADER, [("p1", "Ann", "ann@x.org", "12"), PEOPLE_SNAPSHOTS[3][3]])
+    load(spark, settings, "people", tmp_path / "people_5.csv", 5)
+    assert run_with(settings, "people", **never)["prior_from_raw"] is False
+    assert changelog(spark, settings, "people")[len(expected_people()) :] == [
+        (14, RETRACT, loaded(4), at(0), "p3", "Cy", "cy@x.org", None),
+        (15, CORRECT_FROM, loaded(5), at(2), "p1", "Ann", "ann@x.org", "11"),
+        (16, CORRECT_TO, loaded(5), at(5), "p1", "Ann", "ann@x.org", "12"),
+        (17, RETRACT, loaded(5), at(3), "p2", "Bob", "bob@x.org", "21"),
+    ]
+
+
 # ------------------------------------------------------------------ orders: multi-column key, compare subset
 
 
@@ -343,6 +417,11 @@ def test_key_only_snapshots_append_and_retract(spark, warehouse, tmp_path):
     state = settings.table("changelog", "tags") + "__state"
     properties = {r.key: r.value for r in spark.sql(f"show tblproperties {state}").collect()}
     assert (properties["changelog.processed_seq"], properties["changelog.processed_offset"]) == ("3", "7")
+
+    # The processed snapshot is empty, so it has no partition in raw: it still stands for the (empty) prior state.
+    load(spark, settings, "tags", tags_file(tmp_path, 4, ["a"]), 4)
+    assert run_with(settings, "tags")["prior_from_raw"] is True
+    assert changelog(spark, settings, "tags")[8:] == [(8, APPEND, loaded(4), at(4), "a")]
 
 
 # ------------------------------------------------------------------ keys checked by the macro
