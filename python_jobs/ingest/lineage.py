@@ -1,17 +1,27 @@
 """``ingest lineage``: OpenLineage files → ``raw.lineage_events`` and ``audit.lineage_events_rejected``.
 
-One run reads the input once and writes the parsed batch once before the final tables:
+One run parses the input once and writes the wide rows once:
 
-1. frames the input into records placed by (file, split offset, row id in the split) and parses
-   and validates every record once (``python_jobs.lineage.event_parsing``), writing the result to a
-   batch folder under ``LINEAGE_HOME/ingest`` (Parquet, LZ4: scratch data), so counting and
-   splitting never parse twice and the input is never read again;
-2. one narrow aggregate of the staged placement columns (a row per file split, collected) turns
-   split offsets into line numbers and ``ingest_seq`` and gives the batch counts;
-3. appends the rejected records to the audit table (anti-join on ``rejection_id``: re-ingesting a
-   bad file adds nothing) and the accepted, not yet stored events to the raw table (first copy
-   in ingest order per ``event_id``, anti-join on the ids already stored; decided on the narrow
-   ``event_id, ingest_seq`` columns, so the wide rows are read once and never shuffled).
+1. frames the input into records placed by (file, split offset, row id in the split); one narrow
+   pass over the framed records (line files are not parsed: each line is only tested for being
+   blank) gives a row per file split, collected, that turns split offsets into line numbers and
+   ``ingest_seq``;
+2. parses and validates every record once (``python_jobs.lineage.event_parsing``) and writes the
+   whole batch in the column layout of ``raw.lineage_events`` to a folder ``_ingest-<batch id>``
+   inside the raw table's folder (Spark does not list folders starting with ``_``); a rejected
+   record is written with a null ``event_id``;
+3. decides on the narrow staged ``event_id, ingest_seq`` columns which rows are kept (first copy in
+   ingest order per ``event_id``, not already in the table), collected as a row per staged file;
+4. appends the rejected records to the audit table (reason worked out again from the text: few
+   records; anti-join on ``rejection_id``: re-ingesting a bad file adds nothing), then moves every
+   staged file whose rows are all kept into the raw table's folder (a rename: the wide rows are
+   written once) and rewrites only the files that hold rejected or duplicate rows. A raw table in
+   another format than plain Parquet (Delta...) gets the kept rows through Spark instead.
+
+A crash leaves either nothing or a part of the batch's files in the raw table; ingesting the same
+files again stores the rest (the stored events count as duplicates). The next run deletes staging
+folders that a crashed run left (two ingest runs into one table never overlap: each numbers its
+events from the table's maximum ``ingest_seq``).
 
 ``ingest_seq`` is ``previous maximum + position of the record in this batch``, positions counted
 over the sorted file list, so it increases across runs and is the same when the same files are
@@ -25,14 +35,13 @@ expression was measured slower than this re-serialisation, so the rule stayed.
 
 from __future__ import annotations
 
-import shutil
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StructField, StructType
 
@@ -149,13 +158,16 @@ def frame_records(spark: SparkSession, files: Sequence[InputFile]) -> DataFrame:
 # Parsing and validation
 
 
-def parse_records(records: DataFrame) -> DataFrame:
+PLACEMENT_COLUMNS = ("file_uri", "block_start", "row_id")
+
+
+def parse_records(records: DataFrame, keep: Sequence[str] = PLACEMENT_COLUMNS) -> DataFrame:
     """Every contract column that the record itself determines, plus ``reason`` (null when
-    accepted) and the placement columns of ``frame_records``; ``source_file``, ``source_line``,
-    ``ingest_seq`` and ``rejection_id`` come from ``place_records`` after the batch is staged.
+    accepted), ``is_blank`` and the ``keep`` columns of ``records`` (``record_text``, ``is_blank``
+    and those); ``source_file``, ``source_line`` and ``ingest_seq`` come from ``place_records``.
     A blank line is not parsed: it only counts as a line."""
     parsed = records.select(
-        "file_uri", "block_start", "row_id", "record_text", "is_blank",
+        *keep, "record_text", "is_blank",
         F.when(~F.col("is_blank"), ep.parse_event(F.col("record_text"))).alias("p"),
     )
     checked = parsed.select("*", *ep.extract_checked_fields(F.col("p"))).select(
@@ -186,9 +198,7 @@ def parse_records(records: DataFrame) -> DataFrame:
         F.when(p["dataset"].isNotNull(), ep.dataset_reference(p["dataset"], None)).alias("dataset"),
         F.col("record_text").alias("event_json"),
         F.octet_length("record_text").cast("long").alias("event_bytes"),
-        "file_uri",
-        "block_start",
-        "row_id",
+        *keep,
         "is_blank",
         F.when(~F.col("is_blank"), ep.rejection_reason(F.col("event_kind"))).alias("reason"),
     )
@@ -210,27 +220,31 @@ def _local_path(file_uri: str) -> str:
     return unquote(urlparse(file_uri).path)
 
 
-def placement(
-    spark: SparkSession, staged: DataFrame, files: Sequence[InputFile], base_seq: int
-) -> tuple[DataFrame, BatchCounts]:
-    """One narrow aggregate of the staged batch (a row per file split, collected): the batch counts and
-    a small frame ``file_uri, block_start → source_file, file_rank, line_base, seq_base`` with
-    ``source_line = row_id + line_base`` and ``ingest_seq = row_id + seq_base``.
-
-    ``ingest_seq = base + records in earlier files + position in the file``, where the records of a
-    file are counted up to its last non-blank line, files in the sorted order of ``discover``.
-    """
-    blocks = (
-        staged.groupBy("file_uri", "block_start")
+def block_stats(records: DataFrame) -> list:
+    """One narrow pass over the framed input (no JSON parsing for line files): a row per file split
+    with its line count, first ``row_id`` and last non-blank ``row_id``, collected."""
+    return (
+        records.groupBy("file_uri", "block_start")
         .agg(
             F.min("row_id").alias("first_row_id"),
             F.count(F.lit(1)).alias("lines"),
             F.max(F.when(~F.col("is_blank"), F.col("row_id"))).alias("last_record_row_id"),
             F.count(F.when(~F.col("is_blank"), F.lit(1))).alias("read"),
-            F.count("reason").alias("rejected"),
         )
         .collect()
     )
+
+
+def placement(
+    spark: SparkSession, blocks: Sequence, files: Sequence[InputFile], base_seq: int
+) -> tuple[DataFrame, int]:
+    """The records read, and a small frame ``file_uri, block_start → source_file, file_rank,
+    line_base, seq_base`` with ``source_line = row_id + line_base`` and ``ingest_seq = row_id + seq_base``
+    (``blocks`` from ``block_stats``).
+
+    ``ingest_seq = base + records in earlier files + position in the file``, where the records of a
+    file are counted up to its last non-blank line, files in the sorted order of ``discover``.
+    """
     rank = {f.path: position for position, f in enumerate(files)}
     by_file: dict[str, list] = {}
     for block in blocks:
@@ -256,18 +270,35 @@ def placement(
         placed,
         "file_uri string, block_start bigint, source_file string, file_rank int, line_base bigint, seq_base bigint",
     )
-    read = sum(b["read"] for b in blocks)
-    rejected = sum(b["rejected"] for b in blocks)
-    return frame, BatchCounts(read=read, rejected=rejected, valid=read - rejected)
+    return frame, sum(b["read"] for b in blocks)
 
 
-def place_records(staged: DataFrame, placed: DataFrame) -> DataFrame:
-    """The staged non-blank records with ``source_file``, ``source_line``, ``ingest_seq``, ``file_rank``."""
+def place_records(parsed: DataFrame, placed: DataFrame) -> DataFrame:
+    """The parsed non-blank records with ``source_file``, ``source_line``, ``ingest_seq``, ``file_rank``."""
     return (
-        staged.where(~F.col("is_blank"))
+        parsed.where(~F.col("is_blank"))
         .join(F.broadcast(placed), ["file_uri", "block_start"])
         .withColumn("source_line", F.col("row_id") + F.col("line_base"))
         .withColumn("ingest_seq", F.col("row_id") + F.col("seq_base"))
+    )
+
+
+RAW_COLUMNS = [field.name for field in RAW_LINEAGE_EVENTS.fields]
+
+
+def batch_rows(placed_records: DataFrame, batch_id: str) -> DataFrame:
+    """Every record of the batch in the column layout of ``raw.lineage_events``. A rejected record
+    has a null ``event_id`` (an accepted event never has one): that is how the later steps tell the
+    two apart without a column the raw table does not have."""
+    accepted = F.col("reason").isNull()
+    columns = {
+        "event_id": F.when(accepted, F.col("event_id")),
+        "ingest_batch_id": F.lit(batch_id),
+        "ingested_at": F.current_timestamp(),
+    }
+    return placed_records.select(
+        *[columns.get(field.name, F.col(field.name)).cast(field.dataType).alias(field.name)
+          for field in RAW_LINEAGE_EVENTS.fields]
     )
 
 
@@ -286,8 +317,67 @@ def _batch_id(files: Sequence[InputFile], base_seq: int) -> str:
     return name_uuid(f"ingest_batch:lineage:{base_seq}:{listing}")
 
 
-# Scratch data, read back once on this machine: LZ4 writes about twice as fast as snappy.
-STAGING_COMPRESSION = "lz4_raw"
+# The staged files become the raw table's files. LZ4 (raw) wrote the wide rows about twice as fast as
+# snappy when it was measured for staging; every Parquet reader of Spark 3.4+ reads it.
+RAW_COMPRESSION = "lz4_raw"
+STAGING_PREFIX = "_ingest-"
+
+
+@dataclass(frozen=True)
+class TableFiles:
+    """Where a plain Parquet table keeps its files (a Hadoop path string), so staged files can be
+    moved into it."""
+
+    location: str
+
+    def staging(self, batch_id: str) -> str:
+        # Inside the table folder, so a move is a rename on one file system; Spark's file listing
+        # skips names that start with ``_``, so readers of the table never see staged files.
+        return f"{self.location.rstrip('/')}/{STAGING_PREFIX}{batch_id}"
+
+
+class HadoopFiles:
+    """Deletes and moves through Hadoop's FileSystem, so they work wherever Spark writes tables.
+    Folders are Hadoop path strings (what Spark's readers take); files are the URIs of
+    ``_metadata.file_path``."""
+
+    def __init__(self, spark: SparkSession):
+        self._jvm = spark.sparkContext._jvm
+        self._conf = spark._jsparkSession.sessionState().newHadoopConf()
+
+    def _fs(self, path):  # py4j objects
+        return path.getFileSystem(self._conf)
+
+    def path_of_uri(self, uri: str) -> str:
+        return self._jvm.org.apache.hadoop.fs.Path(self._jvm.java.net.URI(uri)).toString()
+
+    def move_into(self, file_uri: str, folder: str) -> None:
+        source = self._jvm.org.apache.hadoop.fs.Path(self._jvm.java.net.URI(file_uri))
+        target = self._jvm.org.apache.hadoop.fs.Path(self._jvm.org.apache.hadoop.fs.Path(folder), source.getName())
+        if not self._fs(source).rename(source, target):
+            raise RuntimeError(f"could not move {file_uri} into {folder}")
+
+    def delete(self, folder: str) -> None:
+        path = self._jvm.org.apache.hadoop.fs.Path(folder)
+        self._fs(path).delete(path, True)
+
+    def delete_children(self, folder: str, prefix: str) -> None:
+        path = self._jvm.org.apache.hadoop.fs.Path(folder)
+        fs = self._fs(path)
+        if fs.exists(path):
+            for status in fs.listStatus(path):
+                if status.getPath().getName().startswith(prefix):
+                    fs.delete(status.getPath(), True)
+
+
+def _table_files(spark: SparkSession, hadoop: HadoopFiles, table: str) -> TableFiles | None:
+    """The table's folder when it is an unpartitioned Parquet table; None for other formats
+    (Delta, Iceberg...), which must be written through Spark."""
+    details = {row["col_name"]: row["data_type"] for row in spark.sql(f"describe formatted {table}").collect()}
+    if str(details.get("Provider", "")).lower() != "parquet" or "# Partition Information" in details:
+        return None
+    location = details.get("Location")
+    return TableFiles(hadoop.path_of_uri(location)) if location else None
 
 
 def ingest_lineage(
@@ -303,42 +393,58 @@ def ingest_lineage(
     if not files:
         return IngestReport(0, skipped, 0, 0, 0, 0, batch_id, time.monotonic() - started)
 
-    batch_dir = settings.lineage_home / "ingest" / f"lineage-{batch_id}"
-    shutil.rmtree(batch_dir, ignore_errors=True)
+    hadoop = HadoopFiles(spark)
+    table_files = _table_files(spark, hadoop, raw_table)
+    batch_dir = (
+        table_files.staging(batch_id) if table_files
+        else str(settings.lineage_home / "ingest" / f"lineage-{batch_id}")
+    )
+    if table_files:
+        hadoop.delete_children(table_files.location, STAGING_PREFIX)
+    hadoop.delete(batch_dir)
     try:
-        parse_records(frame_records(spark, files)).write.option("compression", STAGING_COMPRESSION).parquet(
-            str(batch_dir)
-        )
-        staged = spark.read.parquet(str(batch_dir))
-        placed, counts = placement(spark, staged, files, base_seq)
-        records = place_records(staged, placed)
-        ingested_at = F.current_timestamp()
+        records = frame_records(spark, files)
+        placed, read = placement(spark, block_stats(records), files, base_seq)
+        rows = batch_rows(place_records(parse_records(records), placed), batch_id)
+        rows.write.option("compression", RAW_COMPRESSION).parquet(batch_dir)
+        staged = spark.read.parquet(batch_dir)
+        decision = _decide(spark, staged, raw_table)
+        if decision.rows != read:
+            raise RuntimeError(
+                f"the input changed while it was ingested: {read} records counted, {decision.rows} parsed"
+            )
+        counts = BatchCounts(read=read, rejected=read - decision.valid, valid=decision.valid)
         if counts.rejected:
-            _append_rejected(spark, records, rejected_table, batch_id, ingested_at)
-        accepted = (
-            _append_accepted(spark, records, raw_table, batch_id, ingested_at, counts.valid) if counts.valid else 0
-        )
+            _append_rejected(spark, staged, rejected_table)
+        if decision.accepted:
+            _append_accepted(spark, decision, raw_table, table_files, hadoop)
     finally:
-        shutil.rmtree(batch_dir, ignore_errors=True)
+        hadoop.delete(batch_dir)
     return IngestReport(
         files=len(files),
         skipped_files=skipped,
         read=counts.read,
-        accepted=accepted,
+        accepted=decision.accepted,
         rejected=counts.rejected,
-        duplicates=counts.valid - accepted,
+        duplicates=counts.valid - decision.accepted,
         batch_id=batch_id,
         seconds=time.monotonic() - started,
     )
 
 
-def _append_rejected(
-    spark: SparkSession, records: DataFrame, table: str, batch_id: str, ingested_at: Column
-) -> None:
+def _append_rejected(spark: SparkSession, staged: DataFrame, table: str) -> None:
+    """The rejected records, with their reason worked out again from their text (the reason is a
+    function of the text alone, and rejected records are few, so it is not staged)."""
     known = spark.table(table).select("rejection_id")
-    rejected = (
-        records.where(F.col("reason").isNotNull())
-        .withColumn("rejection_id", F.xxhash64("source_file", "source_line", "event_json"))
+    rejected = staged.where(F.col("event_id").isNull()).select(
+        "source_file", "source_line", "event_json", "ingest_batch_id", "ingested_at"
+    )
+    reasons = parse_records(
+        rejected.select("*", F.col("event_json").alias("record_text"), F.lit(False).alias("is_blank")),
+        keep=["source_file", "source_line", "ingest_batch_id", "ingested_at"],
+    )
+    new_rejections = (
+        reasons.withColumn("rejection_id", F.xxhash64("source_file", "source_line", "event_json"))
         .dropDuplicates(["rejection_id"])
         .join(known, "rejection_id", "left_anti")
         .select(
@@ -346,42 +452,81 @@ def _append_rejected(
             "source_line",
             "reason",
             F.col("event_json").alias("raw_text"),
-            F.lit(batch_id).alias("ingest_batch_id"),
-            ingested_at.alias("ingested_at"),
+            "ingest_batch_id",
+            "ingested_at",
             "rejection_id",
         )
     )
-    rejected.select(*spark.table(table).columns).write.insertInto(table)
+    new_rejections.select(*spark.table(table).columns).write.insertInto(table)
 
 
-def _copies_to_drop(spark: SparkSession, valid: DataFrame, table: str) -> DataFrame:
-    """``ingest_seq`` of every accepted record that must not be stored: later copies of an event
-    within the batch and events already in the table. Computed on two narrow columns, so the wide
-    rows are never shuffled; the result is a column of longs, small enough to broadcast."""
-    ids = valid.select("event_id", "ingest_seq")
-    first_copy = ids.groupBy("event_id").agg(F.min("ingest_seq").alias("first_seq"), F.count(F.lit(1)).alias("copies"))
-    later_copies = (
-        ids.join(first_copy.where(F.col("copies") > 1), "event_id")
-        .where(F.col("ingest_seq") != F.col("first_seq"))
-        .select("ingest_seq")
+@dataclass(frozen=True)
+class Decision:
+    """Which staged rows become raw rows. ``files``: staged file → (rows, rows kept);
+    ``dropped``: ``ingest_seq`` of the rows to leave out of the files that are only partly kept."""
+
+    rows: int
+    valid: int
+    accepted: int
+    files: dict[str, tuple[int, int]]
+    dropped: DataFrame
+    staged: DataFrame
+
+
+def _decide(spark: SparkSession, staged: DataFrame, table: str) -> Decision:
+    """Keeps the first copy (lowest ``ingest_seq``) of each event not already in the table. Decided
+    on the narrow ``event_id, ingest_seq`` columns, so the wide rows are never shuffled; the result
+    per staged file is collected (a row per file)."""
+    first_copies = (
+        staged.where(F.col("event_id").isNotNull())
+        .groupBy("event_id")
+        .agg(F.min("ingest_seq").alias("ingest_seq"))
     )
-    already_stored = ids.join(spark.table(table).select("event_id"), "event_id", "left_semi").select("ingest_seq")
-    return later_copies.unionByName(already_stored).distinct()
+    ids = staged.select(
+        F.col("event_id").isNotNull().alias("valid"), "ingest_seq", F.col("_metadata.file_path").alias("staged_file")
+    )
+    kept = first_copies.join(spark.table(table).select("event_id"), "event_id", "left_anti").select(
+        "ingest_seq", F.lit(True).alias("kept")
+    )
+    flagged = ids.join(kept, "ingest_seq", "left").localCheckpoint()
+    per_file = (
+        flagged.groupBy("staged_file")
+        .agg(
+            F.count(F.lit(1)).alias("rows"),
+            F.count(F.when(F.col("valid"), F.lit(1))).alias("valid"),
+            F.count("kept").alias("kept"),
+        )
+        .collect()
+    )
+    files = {row["staged_file"]: (row["rows"], row["kept"]) for row in per_file}
+    partly_kept = [name for name, (rows, kept) in files.items() if 0 < kept < rows]
+    dropped = flagged.where(F.col("staged_file").isin(partly_kept) & F.col("kept").isNull()).select("ingest_seq")
+    return Decision(
+        rows=sum(row["rows"] for row in per_file),
+        valid=sum(row["valid"] for row in per_file),
+        accepted=sum(row["kept"] for row in per_file),
+        files=files,
+        dropped=dropped,
+        staged=staged,
+    )
 
 
 def _append_accepted(
-    spark: SparkSession, records: DataFrame, table: str, batch_id: str, ingested_at: Column, valid: int
-) -> int:
-    """Appends the new events of the ``valid`` accepted records; returns how many were stored."""
-    drop = _copies_to_drop(spark, records.where(F.col("reason").isNull()), table).localCheckpoint()
-    dropped = drop.count()
-    if dropped == valid:
-        return 0
-    new_events = (
-        records.where(F.col("reason").isNull())
-        .join(F.broadcast(drop), ["ingest_seq"], "left_anti")
-        .withColumn("ingest_batch_id", F.lit(batch_id))
-        .withColumn("ingested_at", ingested_at)
-    )
-    new_events.select(*[field.name for field in RAW_LINEAGE_EVENTS.fields]).write.insertInto(table)
-    return valid - dropped
+    spark: SparkSession, decision: Decision, table: str, table_files: TableFiles | None, hadoop: HadoopFiles
+) -> None:
+    """A staged file whose rows are all kept is moved into the table folder as it is (the batch is
+    written once); a file with rejected or duplicate rows is rewritten without them. Tables in other
+    formats get every kept row through Spark."""
+    whole = [name for name, (rows, kept) in decision.files.items() if kept == rows > 0]
+    partly = [name for name, (rows, kept) in decision.files.items() if 0 < kept < rows]
+    rewrite = partly if table_files else whole + partly
+    if rewrite:
+        rows = (
+            decision.staged.where(F.col("_metadata.file_path").isin(rewrite) & F.col("event_id").isNotNull())
+            .join(F.broadcast(decision.dropped), ["ingest_seq"], "left_anti")
+        )
+        rows.select(*RAW_COLUMNS).write.option("compression", RAW_COMPRESSION).insertInto(table)
+    if table_files and whole:
+        for name in sorted(whole):
+            hadoop.move_into(name, table_files.location)
+        spark.catalog.refreshTable(table)
