@@ -210,13 +210,7 @@ def test_people_run_by_run_equals_one_run_over_pending_snapshots(spark, warehous
     assert changelog(spark, settings, "people") == expected_people()
 
     # The state table follows the changelog: the latest snapshot's rows, with their event times.
-    state = spark.sql(f"select person_id, score, event_time from {table}__state order by person_id").collect()
-    assert [tuple(r) for r in state] == [
-        ("p1", "11", at(2)),
-        ("p2", "21", at(3)),
-        ("p3", None, at(0)),
-        ("p5", "50", at(1)),
-    ]
+    assert_state_is_latest_people(spark, table)
     properties = {r.key: r.value for r in spark.sql(f"show tblproperties {table}__state").collect()}
     assert (properties["changelog.state_seq"], properties["changelog.state_offset"]) == ("3", "13")
 
@@ -303,13 +297,7 @@ def test_prior_state_from_raw_state_tail_compaction_and_fallback(spark, warehous
     properties = state_properties(spark, table)
     assert [properties[f"changelog.state_{name}"] for name in ("seq", "offset", "rows")] == ["3", "13", "4"]
     assert [r[0] for r in spark.sql(f"show partitions {table}__state").collect()] == ["cl_state_offset=13"]
-    state = spark.sql(f"select person_id, score, event_time from {table}__state order by person_id").collect()
-    assert [tuple(r) for r in state] == [
-        ("p1", "11", at(2)),
-        ("p2", "21", at(3)),
-        ("p3", None, at(0)),
-        ("p5", "50", at(1)),
-    ]
+    assert_state_is_latest_people(spark, table)
     assert changelog(spark, settings, "people") == expected_people()
 
     # Raw loses snapshot 4 after it was processed: the next run falls back to the state table plus its tail
@@ -508,3 +496,14 @@ def test_row_hash_tells_apart_exactly_what_null_safe_comparison_does(spark, ware
     assert last == [(CORRECT_FROM, "same", "x"), (CORRECT_TO, "same", "z")]
     properties = {r.key: r.value for r in spark.sql(f"show tblproperties {state}").collect()}
     assert properties["changelog.state_hash"].startswith("v1:")
+
+
+def assert_state_is_latest_people(spark, table: str) -> None:
+    """The state table holds the latest people snapshot's rows, each with the event time it was last emitted at."""
+    state = spark.sql(f"select person_id, score, event_time from {table}__state order by person_id").collect()
+    assert [tuple(r) for r in state] == [
+        ("p1", "11", at(2)),
+        ("p2", "21", at(3)),
+        ("p3", None, at(0)),
+        ("p5", "50", at(1)),
+    ]
