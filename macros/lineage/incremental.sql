@@ -51,9 +51,10 @@
 {#
   SELECT of the live rows of a revision table (int_lineage_*_revisions): a row written by build
   b for timeline position k is live unless a later build recomputed the dataset from a position
-  at or before k (`int_lineage_tail_ranges`).
+  at or before k (`int_lineage_tail_ranges`). `row_filter`, when given, is a further condition on
+  the revision rows (alias `revisions`).
 #}
-{% macro lineage_live_revisions(revisions_relation, key_column, columns) -%}
+{% macro lineage_live_revisions(revisions_relation, key_column, columns, row_filter=none) -%}
     select
         {%- for column in columns %}
         revisions.{{ column }}{{ ',' if not loop.last }}
@@ -64,6 +65,11 @@
             revisions.dataset_uuid = tail_ranges.dataset_uuid
             and revisions.build_seq = tail_ranges.build_seq
     where
-        tail_ranges.superseded_from is null
-        or revisions.{{ key_column }} < tail_ranges.superseded_from
+        (
+            tail_ranges.superseded_from is null
+            or revisions.{{ key_column }} < tail_ranges.superseded_from
+        )
+        {%- if row_filter is not none %}
+        and {{ row_filter }}
+        {%- endif %}
 {%- endmacro %}

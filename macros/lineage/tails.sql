@@ -1,9 +1,13 @@
 {#
   CTEs (no leading `with`) that find, for each dataset with observations past `built_seq`, where
-  this build's recomputed tail of its timeline starts: `tails` (dataset_uuid, tail_from). On an
-  incremental build they also give `live_output_versions`, the live output versions of earlier
-  builds. `prepared` (from lineage_prepare_tails) names relations that already hold both; the
-  CTEs then read them instead of computing them again.
+  this build's recomputed tail of its timeline starts: `tails` (dataset_uuid, tail_from,
+  carried_version_uuid). The tail starts at the earliest new observation, or at the earliest live
+  version a new event extends; every row before it stays as earlier builds wrote it. The carried
+  version is the live version (output or input) current at the tail start: later models continue
+  its sightings and schema pointers from there instead of recomputing it. On an incremental build
+  they also give `live_versions`, the live versions of earlier builds of the touched datasets.
+  `prepared` (from lineage_prepare_tails) names relations that already hold both; the CTEs then
+  read them instead of computing them again.
 #}
 {% macro lineage_tail_ctes(built_seq, prepared=none) -%}
     {%- if prepared is not none and prepared.tails is not none -%}
@@ -12,7 +16,8 @@
     tails as (
         select
             dataset_uuid,
-            tail_from
+            tail_from,
+            carried_version_uuid
         from {{ prepared.tails }}
     )
     {%- else -%}
@@ -27,17 +32,18 @@
         where ingest_seq > {{ built_seq }}
     ),
     {%- if is_incremental() %}
-    {%- if prepared is not none and prepared.live_output_versions is not none %}
+    {%- if prepared is not none and prepared.live_versions is not none %}
 
     {{ lineage_prepared_live_cte(prepared) }},
     {%- else %}
 
     previous_revisions as (
         select
-            revisions.dataset_uuid,
-            revisions.run_uuid,
-            revisions.timeline_key,
+            {%- for column in lineage_version_columns() %}
+            revisions.{{ column }},
+            {%- endfor %}
             revisions.tail_from,
+            revisions.is_carried,
             revisions.build_seq
         from {{ this }} as revisions
         left semi join new_observations
@@ -64,18 +70,18 @@
         from previous_builds
     ),
 
-    live_output_versions as (
+    live_versions as (
         select
-            previous_revisions.dataset_uuid,
-            previous_revisions.run_uuid,
-            previous_revisions.timeline_key
+            {%- for column in lineage_version_columns() %}
+            previous_revisions.{{ column }}{{ ',' if not loop.last }}
+            {%- endfor %}
         from previous_revisions
         inner join previous_ranges
             on
                 previous_revisions.dataset_uuid = previous_ranges.dataset_uuid
                 and previous_revisions.build_seq = previous_ranges.build_seq
         where
-            previous_revisions.run_uuid is not null
+            not previous_revisions.is_carried
             and (
                 previous_ranges.superseded_from is null
                 or previous_revisions.timeline_key < previous_ranges.superseded_from
@@ -86,13 +92,13 @@
     -- A run with new events may move its version earlier (a late START), so its old position counts too.
     extended_versions as (
         select
-            live_output_versions.dataset_uuid,
-            live_output_versions.timeline_key
-        from live_output_versions
+            live_versions.dataset_uuid,
+            live_versions.timeline_key
+        from live_versions
         left semi join new_observations
             on
-                live_output_versions.dataset_uuid = new_observations.dataset_uuid
-                and live_output_versions.run_uuid = new_observations.run_uuid
+                live_versions.dataset_uuid = new_observations.dataset_uuid
+                and live_versions.run_uuid = new_observations.run_uuid
                 and new_observations.is_output
     ),
 
@@ -119,48 +125,58 @@
     tails as (
         select
             earliest_changes.dataset_uuid,
-            coalesce(max(live_output_versions.timeline_key), {{ lineage_timeline_start() }}) as tail_from
+            earliest_changes.changed_from as tail_from,
+            max_by(live_versions.dataset_version_uuid, live_versions.timeline_key) as carried_version_uuid
         from earliest_changes
-        left join live_output_versions
+        left join live_versions
             on
-                earliest_changes.dataset_uuid = live_output_versions.dataset_uuid
-                and live_output_versions.timeline_key <= earliest_changes.changed_from
-        group by earliest_changes.dataset_uuid
+                earliest_changes.dataset_uuid = live_versions.dataset_uuid
+                and live_versions.timeline_key < earliest_changes.changed_from
+        group by earliest_changes.dataset_uuid, earliest_changes.changed_from
     )
     {%- else %}
 
     tails as (
         select distinct
             dataset_uuid,
-            {{ lineage_timeline_start() }} as tail_from
+            {{ lineage_timeline_start() }} as tail_from,
+            cast(null as string) as carried_version_uuid
         from new_observations
     )
     {%- endif %}
     {%- endif %}
 {%- endmacro %}
 
-{#- The live output versions CTE read from the view lineage_prepare_tails cached. -#}
+{#- The columns of a dataset version revision that describe the version itself. -#}
+{% macro lineage_version_columns() -%}
+    {{ return([
+        'dataset_version_uuid', 'dataset_uuid', 'namespace_name', 'dataset_name', 'run_uuid', 'created_at',
+        'first_ingest_seq', 'own_schema_uuid', 'timeline_key',
+    ]) }}
+{%- endmacro %}
+
+{#- The live versions CTE read from the view lineage_prepare_tails cached. -#}
 {% macro lineage_prepared_live_cte(prepared) -%}
-    live_output_versions as (
+    live_versions as (
         select
-            dataset_uuid,
-            run_uuid,
-            timeline_key
-        from {{ prepared.live_output_versions }}
+            {%- for column in lineage_version_columns() %}
+            {{ column }}{{ ',' if not loop.last }}
+            {%- endfor %}
+        from {{ prepared.live_versions }}
     )
 {%- endmacro %}
 
 {#
-  On an incremental build with new observations, computes this build's tails and the live output
+  On an incremental build with new observations, computes this build's tails and the live
   versions of the touched datasets once, into cached temporary views named after the model
   (lineage_release_tails drops them in the post-hook): the model reads them, and so does the
   time bound, where each used to compute them again from the whole revision table. Returns
-  {tails, live_output_versions, time_bound}: the view names (none on a full build, without new
+  {tails, live_versions, time_bound}: the view names (none on a full build, without new
   input, or when dbt only compiles) and the earliest event time of any tail as a timestamp
   literal, so the observation scan prunes Parquet files and row groups.
 #}
 {% macro lineage_prepare_tails(window) -%}
-    {%- set prepared = {'tails': none, 'live_output_versions': none, 'time_bound': "timestamp'0001-01-01 00:00:00'"} -%}
+    {%- set prepared = {'tails': none, 'live_versions': none, 'time_bound': "timestamp'0001-01-01 00:00:00'"} -%}
     {%- if not execute or not is_incremental()
         or not lineage_relation_exists(ref('int_lineage_dataset_observations')) -%}
         {{ return(prepared) }}
@@ -170,12 +186,12 @@
         {{ return(prepared) }}
     {%- endif -%}
     {%- set names = lineage_tail_view_names() -%}
-    {%- do run_query('create or replace temporary view ' ~ names.live_output_versions ~ ' as with '
-        ~ lineage_tail_ctes(window.low) ~ ' select dataset_uuid, run_uuid, timeline_key from live_output_versions') -%}
-    {%- do run_query('cache table ' ~ names.live_output_versions) -%}
-    {%- do prepared.update({'live_output_versions': names.live_output_versions}) -%}
+    {%- do run_query('create or replace temporary view ' ~ names.live_versions ~ ' as with '
+        ~ lineage_tail_ctes(window.low) ~ ' select ' ~ lineage_version_columns() | join(', ') ~ ' from live_versions') -%}
+    {%- do run_query('cache table ' ~ names.live_versions) -%}
+    {%- do prepared.update({'live_versions': names.live_versions}) -%}
     {%- do run_query('create or replace temporary view ' ~ names.tails ~ ' as with '
-        ~ lineage_tail_ctes(window.low, prepared) ~ ' select dataset_uuid, tail_from from tails') -%}
+        ~ lineage_tail_ctes(window.low, prepared) ~ ' select dataset_uuid, tail_from, carried_version_uuid from tails') -%}
     {%- do run_query('cache table ' ~ names.tails) -%}
     {%- do prepared.update({'tails': names.tails}) -%}
     {%- set bound = run_query('select cast(coalesce(min(tail_from.at_time), timestamp\'9999-12-31 00:00:00\') as string) from '
@@ -188,7 +204,7 @@
 {% macro lineage_tail_view_names() -%}
     {{ return({
         'tails': this.identifier ~ '__build_tails',
-        'live_output_versions': this.identifier ~ '__live_output_versions'
+        'live_versions': this.identifier ~ '__live_versions'
     }) }}
 {%- endmacro %}
 
@@ -198,7 +214,7 @@
     {%- if execute -%}
         {%- do run_query('drop view if exists ' ~ names.tails) -%}
     {%- endif -%}
-    drop view if exists {{ names.live_output_versions }}
+    drop view if exists {{ names.live_versions }}
 {%- endmacro %}
 
 {#

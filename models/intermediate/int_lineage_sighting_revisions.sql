@@ -7,7 +7,8 @@
   before it on the timeline (event time, ingest_seq, and an input read by the run that writes the
   same dataset sorts first: it read the previous version). A sighting before any output belongs
   to the dataset's input version (run_uuid null). Written as revisions: only the sightings in the
-  tails that int_lineage_version_revisions recomputed in this build, matched to that build's versions.
+  tails that int_lineage_version_revisions recomputed in this build, matched to that build's versions
+  (its carried rows are the versions current at each tail start).
 #}
 {%- set window = lineage_input_window(ref('int_lineage_version_revisions'), 'build_seq', own_column='build_seq') -%}
 {%- set build_seq = window.high -%}

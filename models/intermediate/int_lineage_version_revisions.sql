@@ -4,12 +4,13 @@
 {#
   Dataset versions, written as revisions: a build recomputes, for each dataset with new
   observations, only the tail of its timeline that the new observations can change, and appends
-  the result with `build_seq`. The tail starts (`tail_from`) at the output version current just
-  before the earliest new observation (or before the earliest version a new event extends);
-  everything earlier is unchanged. In-order events make the tail the dataset's current version,
-  so a build costs in proportion to new events; a late event reaching far back recomputes
-  further back, and a sighting before every output recomputes the whole dataset.
-  `int_lineage_tail_ranges` says which revision of a timeline position is live.
+  the result with `build_seq`. The tail starts (`tail_from`) at the earliest new observation (or
+  at the earliest live version a new event extends); everything earlier is unchanged. The version
+  current at the tail start is appended again as a carried row (`is_carried`): it is not
+  recomputed, but the models after this one match the tail's sightings to it and continue its
+  schema pointers. A build thus costs in proportion to new events; a late event reaching far back
+  recomputes further back. `int_lineage_tail_ranges` says which revision of a timeline position
+  is live.
 #}
 {%- set window = lineage_input_window(ref('int_lineage_dataset_observations'), 'ingest_seq', own_column='build_seq') -%}
 {%- set build_seq = window.high -%}
@@ -35,7 +36,8 @@ dataset_observations as (
             'if(' ~ lineage_is_output('observations.io_type', 'observations.event_kind') ~ ', 1, 0)') }}
             as timeline_key,
         {{ lineage_is_output('observations.io_type', 'observations.event_kind') }} as is_output,
-        tails.tail_from
+        tails.tail_from,
+        tails.carried_version_uuid is not null as has_carried_version
     from {{ ref('int_lineage_dataset_observations') }} as observations
     inner join tails
         on observations.dataset_uuid = tails.dataset_uuid
@@ -56,8 +58,10 @@ output_versions as (
         dataset_observations.namespace_name,
         dataset_observations.dataset_name,
         dataset_observations.run_uuid,
-        min(dataset_observations.event_time) as created_at,
-        min(dataset_observations.ingest_seq) as first_ingest_seq,
+        -- The first event by (time, ingest_seq), so that the version's key is a real position of the tail.
+        min(struct(dataset_observations.event_time, dataset_observations.ingest_seq)).event_time as created_at,
+        min(struct(dataset_observations.event_time, dataset_observations.ingest_seq)).ingest_seq
+            as first_ingest_seq,
         max_by(
             dataset_observations.observed_schema_uuid,
             if(
@@ -69,11 +73,11 @@ output_versions as (
         min(dataset_observations.tail_from) as tail_from
     from dataset_observations
     {%- if is_incremental() %}
-        left anti join live_output_versions
+        left anti join live_versions
             on
-                dataset_observations.dataset_uuid = live_output_versions.dataset_uuid
-                and dataset_observations.run_uuid = live_output_versions.run_uuid
-                and live_output_versions.timeline_key < dataset_observations.tail_from
+                dataset_observations.dataset_uuid = live_versions.dataset_uuid
+                and dataset_observations.run_uuid = live_versions.run_uuid
+                and live_versions.timeline_key < dataset_observations.tail_from
     {%- endif %}
     where dataset_observations.is_output
     group by
@@ -108,7 +112,7 @@ first_outputs as (
 ),
 
 -- Sightings before the dataset's first output version belong to its input version; it can
--- only change when the tail covers the whole dataset.
+-- only change when no live version precedes the tail (there is nothing to carry).
 input_versions as (
     select
         dataset_observations.dataset_uuid,
@@ -117,10 +121,13 @@ input_versions as (
         min(dataset_observations.namespace_name) as namespace_name,
         min(dataset_observations.dataset_name) as dataset_name,
         cast(null as string) as run_uuid,
-        min(dataset_observations.event_time) as created_at,
-        min(dataset_observations.ingest_seq) as first_ingest_seq,
+        min(struct(dataset_observations.event_time, dataset_observations.ingest_seq)).event_time as created_at,
+        min(struct(dataset_observations.event_time, dataset_observations.ingest_seq)).ingest_seq
+            as first_ingest_seq,
         cast(null as string) as own_schema_uuid,
-        {{ lineage_timeline_key('min(dataset_observations.event_time)', 'min(dataset_observations.ingest_seq)', '0') }}
+        {{ lineage_timeline_key(
+            'min(struct(dataset_observations.event_time, dataset_observations.ingest_seq)).event_time',
+            'min(struct(dataset_observations.event_time, dataset_observations.ingest_seq)).ingest_seq', '0') }}
             as timeline_key,
         min(dataset_observations.tail_from) as tail_from
     from dataset_observations
@@ -128,13 +135,24 @@ input_versions as (
         on dataset_observations.dataset_uuid = first_outputs.dataset_uuid
     where
         not dataset_observations.is_output
-        and dataset_observations.tail_from = {{ lineage_timeline_start() }}
+        and not dataset_observations.has_carried_version
         and (
             first_outputs.first_output_key is null
             or dataset_observations.timeline_key < first_outputs.first_output_key
         )
     group by dataset_observations.dataset_uuid
-)
+){%- if is_incremental() %},
+
+carried_versions as (
+    select
+        {%- for column in lineage_version_columns() %}
+        live_versions.{{ column }},
+        {%- endfor %}
+        tails.tail_from
+    from tails
+    inner join live_versions
+        on tails.carried_version_uuid = live_versions.dataset_version_uuid
+){%- endif %}
 
 select
     dataset_version_uuid,
@@ -147,6 +165,7 @@ select
     own_schema_uuid,
     timeline_key,
     tail_from,
+    false as is_carried,
     {{ build_seq }} as build_seq
 from tail_output_versions
 union all
@@ -161,5 +180,23 @@ select
     own_schema_uuid,
     timeline_key,
     tail_from,
+    false as is_carried,
     {{ build_seq }} as build_seq
 from input_versions
+{%- if is_incremental() %}
+union all
+select
+    dataset_version_uuid,
+    dataset_uuid,
+    namespace_name,
+    dataset_name,
+    run_uuid,
+    created_at,
+    first_ingest_seq,
+    own_schema_uuid,
+    timeline_key,
+    tail_from,
+    true as is_carried,
+    {{ build_seq }} as build_seq
+from carried_versions
+{%- endif %}

@@ -1,3 +1,4 @@
+-- depends_on: {{ ref('int_lineage_tail_ranges') }}
 {{ config(materialized='incremental', incremental_strategy='append',
     post_hook="{{ lineage_record_input_through() }}") }}
 
@@ -5,9 +6,11 @@
   Which schema versions each dataset version points at. A version starts at its own field set
   (or the empty one). When sightings (inputs, DatasetEvents) show fields the version lacks, each
   new union of fields becomes a new, merged schema version from that moment on; an existing
-  schema version is never changed. One row per (dataset version, schema version it pointed
-  at); `is_current` marks the latest. Written as revisions: only the versions that
-  int_lineage_version_revisions recomputed in this build, from that build's sightings.
+  schema version is never changed. One row per (dataset version, schema version it pointed at),
+  placed on the dataset's timeline by `pointer_timeline_key`; the live view derives which one is
+  current. Written as revisions: the versions int_lineage_version_revisions recomputed in this
+  build get their whole chain again; the carried version (current at the tail start) keeps its
+  pointers before the tail and continues from the field set it pointed at there.
 #}
 {%- set window = lineage_input_window(ref('int_lineage_version_revisions'), 'build_seq', own_column='build_seq') -%}
 {%- set build_seq = window.high -%}
@@ -24,35 +27,21 @@ with all_versions as (
         created_at,
         first_ingest_seq,
         own_schema_uuid,
-        timeline_key
+        timeline_key,
+        tail_from,
+        is_carried
     from {{ ref('int_lineage_version_revisions') }}
     where build_seq = {{ build_seq }} and build_seq > {{ built_seq }}
 ),
 
-version_sightings as (
+build_sightings as (
     select
-        dataset_uuid,
         dataset_version_uuid,
         sighted_at as at_time,
         sighted_at_seq as at_seq,
         observed_schema_uuid
     from {{ ref('int_lineage_sighting_revisions') }}
-    where
-        build_seq = {{ build_seq }} and build_seq > {{ built_seq }}
-        and observed_schema_uuid is not null
-),
-
--- Sightings whose field set differs from the version's own: only these can add fields.
-differing_sightings as (
-    select
-        version_sightings.dataset_version_uuid,
-        version_sightings.at_time,
-        version_sightings.at_seq,
-        version_sightings.observed_schema_uuid
-    from version_sightings
-    inner join all_versions
-        on version_sightings.dataset_version_uuid = all_versions.dataset_version_uuid
-    where version_sightings.observed_schema_uuid != coalesce(all_versions.own_schema_uuid, '')
+    where build_seq = {{ build_seq }} and build_seq > {{ built_seq }}
 ),
 
 schema_tokens as (
@@ -64,16 +53,104 @@ schema_tokens as (
         lateral view explode(observed_schemas.fields) exploded as field
 ),
 
-own_tokens as (
+{%- if is_incremental() %}
+
+-- The carried version's pointers before the tail, live as of this build: the latest one holds
+-- the field set the continuation starts from.
+carried_pointer_revisions as (
+    select
+        revisions.dataset_version_uuid,
+        revisions.dataset_uuid,
+        revisions.dataset_schema_version_uuid,
+        revisions.is_empty_schema,
+        revisions.merged_fields,
+        revisions.pointer_timeline_key,
+        revisions.build_seq
+    from {{ this }} as revisions
+    inner join all_versions
+        on
+            revisions.dataset_version_uuid = all_versions.dataset_version_uuid
+            and all_versions.is_carried
+    where revisions.pointer_timeline_key < all_versions.tail_from
+),
+
+carried_base_pointers as (
+    select
+        carried_pointer_revisions.dataset_version_uuid,
+        max_by(
+            struct(
+                carried_pointer_revisions.dataset_schema_version_uuid,
+                carried_pointer_revisions.is_empty_schema,
+                carried_pointer_revisions.merged_fields
+            ),
+            carried_pointer_revisions.pointer_timeline_key
+        ) as base
+    from carried_pointer_revisions
+    inner join {{ ref('int_lineage_tail_ranges') }} as tail_ranges
+        on
+            carried_pointer_revisions.dataset_uuid = tail_ranges.dataset_uuid
+            and carried_pointer_revisions.build_seq = tail_ranges.build_seq
+    where
+        tail_ranges.superseded_from is null
+        or carried_pointer_revisions.pointer_timeline_key < tail_ranges.superseded_from
+    group by carried_pointer_revisions.dataset_version_uuid
+),
+{%- endif %}
+
+-- The schema each version's merges start from: a recomputed version's own one, the carried
+-- version's schema at the tail start.
+base_schemas as (
+    select
+        dataset_version_uuid,
+        own_schema_uuid as base_schema_uuid,
+        cast(null as array<struct<name: string, type: string>>) as base_merged_fields
+    from all_versions
+    where not is_carried
+    {%- if is_incremental() %}
+    union all
+    select
+        dataset_version_uuid,
+        if(base.is_empty_schema, null, base.dataset_schema_version_uuid) as base_schema_uuid,
+        base.merged_fields as base_merged_fields
+    from carried_base_pointers
+    {%- endif %}
+),
+
+-- Sightings whose field set differs from the version's base: only these can add fields.
+differing_sightings as (
+    select
+        build_sightings.dataset_version_uuid,
+        build_sightings.at_time,
+        build_sightings.at_seq,
+        build_sightings.observed_schema_uuid
+    from build_sightings
+    inner join base_schemas
+        on build_sightings.dataset_version_uuid = base_schemas.dataset_version_uuid
+    where
+        build_sightings.observed_schema_uuid is not null
+        and build_sightings.observed_schema_uuid != coalesce(base_schemas.base_schema_uuid, '')
+),
+
+base_tokens as (
     select distinct
-        all_versions.dataset_version_uuid,
+        base_schemas.dataset_version_uuid,
         schema_tokens.field_name,
         schema_tokens.field_type
-    from all_versions
+    from base_schemas
     inner join schema_tokens
-        on all_versions.own_schema_uuid = schema_tokens.observed_schema_uuid
+        on base_schemas.base_schema_uuid = schema_tokens.observed_schema_uuid
     left semi join differing_sightings
-        on all_versions.dataset_version_uuid = differing_sightings.dataset_version_uuid
+        on base_schemas.dataset_version_uuid = differing_sightings.dataset_version_uuid
+    where base_schemas.base_merged_fields is null
+    union
+    select
+        base_schemas.dataset_version_uuid,
+        merged_field.name as field_name,
+        merged_field.type as field_type
+    from base_schemas
+    left semi join differing_sightings
+        on base_schemas.dataset_version_uuid = differing_sightings.dataset_version_uuid
+        lateral view explode(base_schemas.base_merged_fields) exploded as merged_field
 ),
 
 added_tokens as (
@@ -85,11 +162,11 @@ added_tokens as (
     from differing_sightings
     inner join schema_tokens
         on differing_sightings.observed_schema_uuid = schema_tokens.observed_schema_uuid
-    left anti join own_tokens
+    left anti join base_tokens
         on
-            differing_sightings.dataset_version_uuid = own_tokens.dataset_version_uuid
-            and schema_tokens.field_name = own_tokens.field_name
-            and schema_tokens.field_type <=> own_tokens.field_type
+            differing_sightings.dataset_version_uuid = base_tokens.dataset_version_uuid
+            and schema_tokens.field_name = base_tokens.field_name
+            and schema_tokens.field_type <=> base_tokens.field_type
     group by differing_sightings.dataset_version_uuid, schema_tokens.field_name, schema_tokens.field_type
 ),
 
@@ -115,11 +192,11 @@ merged_fields as (
     select
         merge_points.dataset_version_uuid,
         merge_points.added_at,
-        own_tokens.field_name,
-        own_tokens.field_type
+        base_tokens.field_name,
+        base_tokens.field_type
     from merge_points
-    inner join own_tokens
-        on merge_points.dataset_version_uuid = own_tokens.dataset_version_uuid
+    inner join base_tokens
+        on merge_points.dataset_version_uuid = base_tokens.dataset_version_uuid
 ),
 
 merged_schemas as (
@@ -129,6 +206,25 @@ merged_schemas as (
         collect_list(struct(merged_fields.field_name as name, merged_fields.field_type as type)) as fields
     from merged_fields
     group by merged_fields.dataset_version_uuid, merged_fields.added_at
+),
+
+-- An input version whose first sighting already shows fields starts at that merged field set
+-- rather than the empty one; one whose schema shows up later points at the empty set until then.
+first_sightings as (
+    select
+        dataset_version_uuid,
+        min(struct(at_time, at_seq)) as first_sighted_at
+    from build_sightings
+    group by dataset_version_uuid
+),
+
+fields_at_first_sighting as (
+    select merge_points.dataset_version_uuid
+    from merge_points
+    inner join first_sightings
+        on
+            merge_points.dataset_version_uuid = first_sightings.dataset_version_uuid
+            and merge_points.added_at = first_sightings.first_sighted_at
 ),
 
 own_schema_rows as (
@@ -150,13 +246,14 @@ own_schema_rows as (
         all_versions.own_schema_uuid is null as is_empty_schema,
         cast(null as array<struct<name: string, type: string>>) as merged_fields,
         all_versions.created_at as pointed_at,
-        all_versions.first_ingest_seq as pointed_at_seq
+        all_versions.first_ingest_seq as pointed_at_seq,
+        all_versions.timeline_key as pointer_timeline_key
     from all_versions
-    -- An input version's first merged field set is its first schema; skip its empty own one then.
-    left anti join merge_points
+    left anti join fields_at_first_sighting
         on
-            all_versions.dataset_version_uuid = merge_points.dataset_version_uuid
+            all_versions.dataset_version_uuid = fields_at_first_sighting.dataset_version_uuid
             and all_versions.run_uuid is null
+    where not all_versions.is_carried
 ),
 
 merged_schema_rows as (
@@ -174,7 +271,9 @@ merged_schema_rows as (
         false as is_empty_schema,
         merged_schemas.fields as merged_fields,
         merged_schemas.added_at.at_time as pointed_at,
-        merged_schemas.added_at.at_seq as pointed_at_seq
+        merged_schemas.added_at.at_seq as pointed_at_seq,
+        {{ lineage_timeline_key('merged_schemas.added_at.at_time', 'merged_schemas.added_at.at_seq', '0') }}
+            as pointer_timeline_key
     from merged_schemas
     inner join all_versions
         on merged_schemas.dataset_version_uuid = all_versions.dataset_version_uuid
@@ -200,8 +299,6 @@ select
     merged_fields,
     pointed_at,
     pointed_at_seq,
-    row_number() over (
-        partition by dataset_version_uuid order by pointed_at desc, pointed_at_seq desc
-    ) = 1 as is_current,
+    pointer_timeline_key,
     {{ build_seq }} as build_seq
 from pointers

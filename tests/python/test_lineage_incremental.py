@@ -117,10 +117,20 @@ def test_incremental_builds_equal_one_shot_build_for_shuffled_arrival(spark, iso
     # the scenario really has late events, merged schemas and input versions
     staging, lineage = isolated_settings.schema("staging"), isolated_settings.schema("lineage")
     late = spark.sql(
-        f"select 1 from {staging}.int_lineage_tail_ranges where build_seq > (select min(build_seq) "
-        f"from {staging}.int_lineage_tail_ranges) and tail_from.at_seq = -1"
+        f"with first_build as (select dataset_uuid, min(timeline_key) as first_key "
+        f"from {staging}.int_lineage_version_revisions "
+        f"where build_seq = (select min(build_seq) from {staging}.int_lineage_version_revisions) "
+        f"group by dataset_uuid) "
+        f"select 1 from {staging}.int_lineage_tail_ranges as later join first_build "
+        f"on later.dataset_uuid = first_build.dataset_uuid "
+        f"where later.build_seq > (select min(build_seq) from {staging}.int_lineage_tail_ranges) "
+        f"and later.tail_from <= first_build.first_key"
     )
     assert late.count() > 0, "some later build had to recompute a dataset from its beginning"
+    carried = spark.sql(
+        f"select run_uuid is null as is_input_version from {staging}.int_lineage_version_revisions where is_carried"
+    ).collect()
+    assert {row.is_input_version for row in carried} == {True, False}, "tails continued output and input versions"
     superseded = spark.sql(f"select 1 from {staging}.int_lineage_tail_ranges where superseded_from is not null")
     assert superseded.count() > 0
     assert spark.sql(f"select 1 from {lineage}.dataset_schema_versions where is_merged").count() > 0
