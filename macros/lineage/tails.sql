@@ -168,11 +168,13 @@
 
 {#
   On an incremental build with new observations, computes this build's tails and the live
-  versions of the touched datasets once, into cached temporary views named after the model
+  versions of the touched datasets once, into scratch Parquet tables next to the model
   (lineage_release_tails drops them in the post-hook): the model reads them, and so does the
-  time bound, where each used to compute them again from the whole revision table. Returns
-  {tails, live_versions, time_bound}: the view names (none on a full build, without new
-  input, or when dbt only compiles) and the earliest event time of any tail as a timestamp
+  time bound, where each used to compute them again from the whole revision table. Tables, not
+  cached temporary views: Spark does not match a cached view defined with a CTE when a query
+  reads it again (SPARK-46741), so every reference silently recomputed the whole chain.
+  Returns {tails, live_versions, time_bound}: the table names (none on a full build, without
+  new input, or when dbt only compiles) and the earliest event time of any tail as a timestamp
   literal, so the observation scan prunes Parquet files and row groups.
 #}
 {% macro lineage_prepare_tails(window) -%}
@@ -185,14 +187,12 @@
         {%- do prepared.update({'time_bound': "timestamp'9999-12-31 00:00:00'"}) -%}
         {{ return(prepared) }}
     {%- endif -%}
-    {%- set names = lineage_tail_view_names() -%}
-    {%- do run_query('create or replace temporary view ' ~ names.live_versions ~ ' as with '
-        ~ lineage_tail_ctes(window.low) ~ ' select ' ~ lineage_version_columns() | join(', ') ~ ' from live_versions') -%}
-    {%- do run_query('cache table ' ~ names.live_versions) -%}
+    {%- set names = lineage_tail_table_names() -%}
+    {%- do lineage_write_scratch_table(names.live_versions, 'with ' ~ lineage_tail_ctes(window.low)
+        ~ ' select ' ~ lineage_version_columns() | join(', ') ~ ' from live_versions') -%}
     {%- do prepared.update({'live_versions': names.live_versions}) -%}
-    {%- do run_query('create or replace temporary view ' ~ names.tails ~ ' as with '
-        ~ lineage_tail_ctes(window.low, prepared) ~ ' select dataset_uuid, tail_from, carried_version_uuid from tails') -%}
-    {%- do run_query('cache table ' ~ names.tails) -%}
+    {%- do lineage_write_scratch_table(names.tails, 'with ' ~ lineage_tail_ctes(window.low, prepared)
+        ~ ' select dataset_uuid, tail_from, carried_version_uuid from tails') -%}
     {%- do prepared.update({'tails': names.tails}) -%}
     {%- set bound = run_query('select cast(coalesce(min(tail_from.at_time), timestamp\'9999-12-31 00:00:00\') as string) from '
         ~ names.tails).columns[0].values()[0] -%}
@@ -200,21 +200,27 @@
     {{ return(prepared) }}
 {%- endmacro %}
 
-{#- Session-scoped names of the views lineage_prepare_tails caches for this model. -#}
-{% macro lineage_tail_view_names() -%}
+{#- (Re)writes a scratch Parquet table from a query; a failed earlier build may have left one behind. -#}
+{% macro lineage_write_scratch_table(name, query) -%}
+    {%- do run_query('drop table if exists ' ~ name) -%}
+    {%- do run_query('create table ' ~ name ~ ' using parquet as ' ~ query) -%}
+{%- endmacro %}
+
+{#- The scratch tables lineage_prepare_tails writes for this model, in the model's schema. -#}
+{% macro lineage_tail_table_names() -%}
     {{ return({
-        'tails': this.identifier ~ '__build_tails',
-        'live_versions': this.identifier ~ '__live_versions'
+        'tails': this.schema ~ '.' ~ this.identifier ~ '__build_tails',
+        'live_versions': this.schema ~ '.' ~ this.identifier ~ '__live_versions'
     }) }}
 {%- endmacro %}
 
-{#- Post-hook: frees the cached views of lineage_prepare_tails (dropping a temporary view uncaches it). -#}
+{#- Post-hook: drops the scratch tables of lineage_prepare_tails. -#}
 {% macro lineage_release_tails() -%}
-    {%- set names = lineage_tail_view_names() -%}
+    {%- set names = lineage_tail_table_names() -%}
     {%- if execute -%}
-        {%- do run_query('drop view if exists ' ~ names.tails) -%}
+        {%- do run_query('drop table if exists ' ~ names.tails) -%}
     {%- endif -%}
-    drop view if exists {{ names.live_versions }}
+    drop table if exists {{ names.live_versions }}
 {%- endmacro %}
 
 {#
