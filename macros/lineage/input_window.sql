@@ -49,12 +49,8 @@
 
 {#- The `lineage.input_through` property of this model's table, or none. -#}
 {% macro lineage_recorded_input_through() -%}
-    {%- for row in run_query('show tblproperties ' ~ this) -%}
-        {%- if row[0] == 'lineage.input_through' -%}
-            {{ return(row[1] | int) }}
-        {%- endif -%}
-    {%- endfor -%}
-    {{ return(none) }}
+    {%- set recorded = lineage_relation_property(this, 'lineage.input_through') -%}
+    {{ return(none if recorded is none else recorded | int) }}
 {%- endmacro %}
 
 {#
