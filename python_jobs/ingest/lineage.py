@@ -43,7 +43,7 @@ from urllib.parse import unquote, urlparse
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import ArrayType, DataType, LongType, MapType, StructField, StructType
+from pyspark.sql.types import LongType, StructField, StructType
 
 from python_jobs.ingest.lineage_contract import RAW_LINEAGE_EVENTS, RAW_LINEAGE_EVENTS_REJECTED
 from python_jobs.keys import name_uuid
@@ -161,18 +161,24 @@ def frame_records(spark: SparkSession, files: Sequence[InputFile]) -> DataFrame:
 PLACEMENT_COLUMNS = ("file_uri", "block_start", "row_id")
 
 
+def check_records(records: DataFrame, keep: Sequence[str] = PLACEMENT_COLUMNS) -> DataFrame:
+    """The parsed struct ``p`` and the columns that ``event_parsing.rejection_reason`` reads, beside
+    ``keep``, ``record_text`` and ``is_blank``."""
+    parsed = records.select(
+        *keep, "record_text", "is_blank",
+        F.when(~F.col("is_blank"), ep.parse_event(F.col("record_text"))).alias("p"),
+    )
+    return parsed.select("*", *ep.extract_checked_fields(F.col("p"))).select(
+        "*", *ep.blank_reference_checks(), ep.event_kind().alias("event_kind")
+    )
+
+
 def parse_records(records: DataFrame, keep: Sequence[str] = PLACEMENT_COLUMNS) -> DataFrame:
     """Every contract column that the record itself determines, plus ``reason`` (null when
     accepted), ``is_blank`` and the ``keep`` columns of ``records`` (``record_text``, ``is_blank``
     and those); ``source_file``, ``source_line`` and ``ingest_seq`` come from ``place_records``.
     A blank line is not parsed: it only counts as a line."""
-    parsed = records.select(
-        *keep, "record_text", "is_blank",
-        F.when(~F.col("is_blank"), ep.parse_event(F.col("record_text"))).alias("p"),
-    )
-    checked = parsed.select("*", *ep.extract_checked_fields(F.col("p"))).select(
-        "*", *ep.blank_reference_checks(), ep.event_kind().alias("event_kind")
-    )
+    checked = check_records(records, keep)
     p = F.col("p")
     text = lambda label: F.col(ep.text_col(label))  # noqa: E731 - a short local alias reads best here
     is_run = F.col("event_kind") == F.lit("RunEvent")
@@ -320,34 +326,6 @@ def _batch_id(files: Sequence[InputFile], base_seq: int) -> str:
 # The staged files become the raw table's files. LZ4 (raw) wrote the wide rows about twice as fast as
 # snappy when it was measured for staging; every Parquet reader of Spark 3.4+ reads it.
 RAW_COMPRESSION = "lz4_raw"
-
-
-def _text_leaves(data_type: DataType, path: str) -> list[str]:
-    """Parquet column paths (Spark's standard layout: ``key_value``, ``list.element``) of the facet
-    texts: every map value under ``data_type``."""
-    if isinstance(data_type, StructType):
-        return [leaf for f in data_type.fields for leaf in _text_leaves(f.dataType, f"{path}.{f.name}".lstrip("."))]
-    if isinstance(data_type, ArrayType):
-        return _text_leaves(data_type.elementType, f"{path}.list.element")
-    if isinstance(data_type, MapType):
-        return [f"{path}.key_value.value"]
-    return []
-
-
-# The event text and the facet texts are most of the bytes and nothing filters on them: Parquet's
-# per-page min/max and size statistics of those kilobyte values cost more CPU than the rest of
-# the write (measured: about 4 of 6 CPU s of the write at 100k events), and a dictionary of
-# distinct event texts is always abandoned. Statistics of every other column (ingest_seq,
-# event_time...) stay: models prune on them.
-FREE_TEXT_COLUMNS = ("event_json", *_text_leaves(RAW_LINEAGE_EVENTS, ""))
-
-
-def raw_write_options() -> dict[str, str]:
-    options = {"compression": RAW_COMPRESSION, "parquet.enable.dictionary#event_json": "false"}
-    for column in FREE_TEXT_COLUMNS:
-        options[f"parquet.column.statistics.enabled#{column}"] = "false"
-        options[f"parquet.size.statistics.enabled#{column}"] = "false"
-    return options
 STAGING_PREFIX = "_ingest-"
 
 
@@ -434,7 +412,7 @@ def ingest_lineage(
         records = frame_records(spark, files)
         placed, read = placement(spark, block_stats(records), files, base_seq)
         rows = batch_rows(place_records(parse_records(records), placed), batch_id)
-        rows.write.options(**raw_write_options()).parquet(batch_dir)
+        rows.write.option("compression", RAW_COMPRESSION).parquet(batch_dir)
         staged = spark.read.parquet(batch_dir)
         decision = _decide(spark, staged, raw_table)
         if decision.rows != read:
@@ -504,35 +482,38 @@ class Decision:
 def _decide(spark: SparkSession, staged: DataFrame, table: str) -> Decision:
     """Keeps the first copy (lowest ``ingest_seq``) of each event not already in the table. Decided
     on the narrow ``event_id, ingest_seq`` columns, so the wide rows are never shuffled; the result
-    per staged file is collected (a row per file)."""
-    first_copies = (
-        staged.where(F.col("event_id").isNotNull())
+    per staged file is collected (a row per file).
+
+    The first copy of an event carries its staged file through the aggregation (the minimum of
+    ``(ingest_seq, staged_file)``), so the kept rows are counted per file straight from it: joining
+    the kept copies back to every staged row, which cost a second shuffle of all the ids and a
+    checkpoint, is only needed for the rows to leave out of partly kept files (``dropped``)."""
+    ids = staged.select("event_id", "ingest_seq", F.col("_metadata.file_path").alias("staged_file"))
+    kept = (
+        ids.where(F.col("event_id").isNotNull())
         .groupBy("event_id")
-        .agg(F.min("ingest_seq").alias("ingest_seq"))
+        .agg(F.min(F.struct("ingest_seq", "staged_file")).alias("first"))
+        .join(spark.table(table).select("event_id"), "event_id", "left_anti")
+        .select("first.ingest_seq", "first.staged_file")
     )
-    ids = staged.select(
-        F.col("event_id").isNotNull().alias("valid"), "ingest_seq", F.col("_metadata.file_path").alias("staged_file")
-    )
-    kept = first_copies.join(spark.table(table).select("event_id"), "event_id", "left_anti").select(
-        "ingest_seq", F.lit(True).alias("kept")
-    )
-    flagged = ids.join(kept, "ingest_seq", "left").localCheckpoint()
-    per_file = (
-        flagged.groupBy("staged_file")
-        .agg(
-            F.count(F.lit(1)).alias("rows"),
-            F.count(F.when(F.col("valid"), F.lit(1))).alias("valid"),
-            F.count("kept").alias("kept"),
-        )
+    counted = (
+        ids.groupBy("staged_file")
+        .agg(F.count(F.lit(1)).alias("rows"), F.count("event_id").alias("valid"))
         .collect()
     )
-    files = {row["staged_file"]: (row["rows"], row["kept"]) for row in per_file}
-    partly_kept = [name for name, (rows, kept) in files.items() if 0 < kept < rows]
-    dropped = flagged.where(F.col("staged_file").isin(partly_kept) & F.col("kept").isNull()).select("ingest_seq")
+    kept_counts = {row["staged_file"]: row["kept"] for row in kept.groupBy("staged_file").agg(
+        F.count(F.lit(1)).alias("kept")).collect()}
+    files = {row["staged_file"]: (row["rows"], kept_counts.get(row["staged_file"], 0)) for row in counted}
+    partly_kept = [name for name, (rows, kept_rows) in files.items() if 0 < kept_rows < rows]
+    dropped = (
+        ids.where(F.col("staged_file").isin(partly_kept))
+        .join(kept.select("ingest_seq"), "ingest_seq", "left_anti")
+        .select("ingest_seq")
+    )
     return Decision(
-        rows=sum(row["rows"] for row in per_file),
-        valid=sum(row["valid"] for row in per_file),
-        accepted=sum(row["kept"] for row in per_file),
+        rows=sum(row["rows"] for row in counted),
+        valid=sum(row["valid"] for row in counted),
+        accepted=sum(kept_counts.values()),
         files=files,
         dropped=dropped,
         staged=staged,
@@ -553,7 +534,7 @@ def _append_accepted(
             decision.staged.where(F.col("_metadata.file_path").isin(rewrite) & F.col("event_id").isNotNull())
             .join(F.broadcast(decision.dropped), ["ingest_seq"], "left_anti")
         )
-        rows.select(*RAW_COLUMNS).write.options(**raw_write_options()).insertInto(table)
+        rows.select(*RAW_COLUMNS).write.option("compression", RAW_COMPRESSION).insertInto(table)
     if table_files and whole:
         for name in sorted(whole):
             hadoop.move_into(name, table_files.location)
