@@ -169,7 +169,7 @@ def check_records(records: DataFrame, keep: Sequence[str] = PLACEMENT_COLUMNS) -
         F.when(~F.col("is_blank"), ep.parse_event(F.col("record_text"))).alias("p"),
     )
     return parsed.select("*", *ep.extract_checked_fields(F.col("p"))).select(
-        "*", *ep.blank_reference_checks(F.col("p")), ep.event_kind().alias("event_kind")
+        "*", *ep.blank_reference_checks(), ep.event_kind().alias("event_kind")
     )
 
 

@@ -16,9 +16,6 @@ from __future__ import annotations
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
-from pyspark.sql.types import ArrayType
-
-from python_jobs.ingest.lineage_contract import DATASET_REFERENCE
 
 CORRUPT_COLUMN = "_corrupt_record"
 
@@ -105,26 +102,20 @@ def extract_checked_fields(parsed: Column) -> list[Column]:
         columns.append(parsed[name].isNotNull().alias(f"has_{name}"))
     columns.append(parsed[CORRUPT_COLUMN].isNotNull().alias("is_corrupt"))
     columns.append(parsed.isNull().alias("is_empty"))
-    columns.append(dataset_references(parsed["inputs"], "input").alias("inputs"))
-    columns.append(dataset_references(parsed["outputs"], "output").alias("outputs"))
+    columns.append(F.transform(parsed["inputs"], lambda d: dataset_reference(d, "input")).alias("inputs"))
+    columns.append(F.transform(parsed["outputs"], lambda d: dataset_reference(d, "output")).alias("outputs"))
     return columns
 
 
-def blank_reference_checks(parsed: Column) -> list[Column]:
-    """``inputs_without_namespace`` ... flags: an entry whose namespace or name is absent, JSON null,
-    empty or not a JSON string. Without a lambda: ``array_contains`` on the contract column's
-    strings is null when the array holds a null and no match, and the JSON type of the whole array
-    of values (``ARRAY<STRING>``, or ``ARRAY<VOID>`` when there are only nulls) tells whether every
-    value is a string (the contract column casts a number to its text)."""
+def blank_reference_checks() -> list[Column]:
+    """``inputs_without_namespace`` ... flags, read from the ``inputs``/``outputs`` contract columns of
+    ``extract_checked_fields`` (names already turned into strings, null when not a string), without
+    a lambda: ``array_contains`` is null when the array holds a null and no match."""
     columns: list[Column] = []
     for side in ("inputs", "outputs"):
         for field in ("namespace", "name"):
             values = F.col(side)[field]
-            types = json_type(F.call_function("to_variant_object", parsed[side][field]))
-            not_strings = ~types.isin("ARRAY<STRING>", "ARRAY<VOID>")
-            blank = F.when(
-                values.isNotNull(), F.coalesce(F.array_contains(values, F.lit("")), F.lit(True)) | not_strings
-            )
+            blank = F.when(values.isNotNull(), F.coalesce(F.array_contains(values, F.lit("")), F.lit(True)))
             columns.append(F.coalesce(blank, F.lit(False)).alias(f"{side}_without_{field}"))
     return columns
 
@@ -276,25 +267,6 @@ def event_time_utc() -> Column:
 
 def has_offset() -> Column:
     return F.col(text_col("eventTime")).rlike(OFFSET_PATTERN)
-
-
-def dataset_references(entries: Column, side: str) -> Column:
-    """``inputs`` (``side`` = ``input``) or ``outputs`` of an event in the contract's
-    ``array<DATASET_REFERENCE>`` shape, built from whole arrays (``arrays_zip`` and a cast) rather
-    than a lambda per entry, which Spark evaluates without code generation.
-
-    Names are cast to text, so a number becomes its text where ``dataset_reference`` gives null:
-    such an event is rejected (``blank_reference_checks``), so no stored row differs."""
-    no_facets = F.array_repeat(F.lit(None).cast(_FACETS), F.size(entries))
-    extra = entries["inputFacets"] if side == "input" else entries["outputFacets"]
-    zipped = F.arrays_zip(
-        entries["namespace"].cast("array<string>"),
-        entries["name"].cast("array<string>"),
-        entries["facets"],
-        extra if side == "input" else no_facets,
-        extra if side == "output" else no_facets,
-    )
-    return zipped.cast(ArrayType(DATASET_REFERENCE))
 
 
 def dataset_reference(entry: Column, extra_facets: str | None) -> Column:
