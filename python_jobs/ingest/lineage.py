@@ -161,18 +161,24 @@ def frame_records(spark: SparkSession, files: Sequence[InputFile]) -> DataFrame:
 PLACEMENT_COLUMNS = ("file_uri", "block_start", "row_id")
 
 
+def check_records(records: DataFrame, keep: Sequence[str] = PLACEMENT_COLUMNS) -> DataFrame:
+    """The parsed struct ``p`` and the columns that ``event_parsing.rejection_reason`` reads, beside
+    ``keep``, ``record_text`` and ``is_blank``."""
+    parsed = records.select(
+        *keep, "record_text", "is_blank",
+        F.when(~F.col("is_blank"), ep.parse_event(F.col("record_text"))).alias("p"),
+    )
+    return parsed.select("*", *ep.extract_checked_fields(F.col("p"))).select(
+        "*", *ep.blank_reference_checks(), ep.event_kind().alias("event_kind")
+    )
+
+
 def parse_records(records: DataFrame, keep: Sequence[str] = PLACEMENT_COLUMNS) -> DataFrame:
     """Every contract column that the record itself determines, plus ``reason`` (null when
     accepted), ``is_blank`` and the ``keep`` columns of ``records`` (``record_text``, ``is_blank``
     and those); ``source_file``, ``source_line`` and ``ingest_seq`` come from ``place_records``.
     A blank line is not parsed: it only counts as a line."""
-    parsed = records.select(
-        *keep, "record_text", "is_blank",
-        F.when(~F.col("is_blank"), ep.parse_event(F.col("record_text"))).alias("p"),
-    )
-    checked = parsed.select("*", *ep.extract_checked_fields(F.col("p"))).select(
-        "*", *ep.blank_reference_checks(), ep.event_kind().alias("event_kind")
-    )
+    checked = check_records(records, keep)
     p = F.col("p")
     text = lambda label: F.col(ep.text_col(label))  # noqa: E731 - a short local alias reads best here
     is_run = F.col("event_kind") == F.lit("RunEvent")
@@ -476,35 +482,38 @@ class Decision:
 def _decide(spark: SparkSession, staged: DataFrame, table: str) -> Decision:
     """Keeps the first copy (lowest ``ingest_seq``) of each event not already in the table. Decided
     on the narrow ``event_id, ingest_seq`` columns, so the wide rows are never shuffled; the result
-    per staged file is collected (a row per file)."""
-    first_copies = (
-        staged.where(F.col("event_id").isNotNull())
+    per staged file is collected (a row per file).
+
+    The first copy of an event carries its staged file through the aggregation (the minimum of
+    ``(ingest_seq, staged_file)``), so the kept rows are counted per file straight from it: joining
+    the kept copies back to every staged row, which cost a second shuffle of all the ids and a
+    checkpoint, is only needed for the rows to leave out of partly kept files (``dropped``)."""
+    ids = staged.select("event_id", "ingest_seq", F.col("_metadata.file_path").alias("staged_file"))
+    kept = (
+        ids.where(F.col("event_id").isNotNull())
         .groupBy("event_id")
-        .agg(F.min("ingest_seq").alias("ingest_seq"))
+        .agg(F.min(F.struct("ingest_seq", "staged_file")).alias("first"))
+        .join(spark.table(table).select("event_id"), "event_id", "left_anti")
+        .select("first.ingest_seq", "first.staged_file")
     )
-    ids = staged.select(
-        F.col("event_id").isNotNull().alias("valid"), "ingest_seq", F.col("_metadata.file_path").alias("staged_file")
-    )
-    kept = first_copies.join(spark.table(table).select("event_id"), "event_id", "left_anti").select(
-        "ingest_seq", F.lit(True).alias("kept")
-    )
-    flagged = ids.join(kept, "ingest_seq", "left").localCheckpoint()
-    per_file = (
-        flagged.groupBy("staged_file")
-        .agg(
-            F.count(F.lit(1)).alias("rows"),
-            F.count(F.when(F.col("valid"), F.lit(1))).alias("valid"),
-            F.count("kept").alias("kept"),
-        )
+    counted = (
+        ids.groupBy("staged_file")
+        .agg(F.count(F.lit(1)).alias("rows"), F.count("event_id").alias("valid"))
         .collect()
     )
-    files = {row["staged_file"]: (row["rows"], row["kept"]) for row in per_file}
-    partly_kept = [name for name, (rows, kept) in files.items() if 0 < kept < rows]
-    dropped = flagged.where(F.col("staged_file").isin(partly_kept) & F.col("kept").isNull()).select("ingest_seq")
+    kept_counts = {row["staged_file"]: row["kept"] for row in kept.groupBy("staged_file").agg(
+        F.count(F.lit(1)).alias("kept")).collect()}
+    files = {row["staged_file"]: (row["rows"], kept_counts.get(row["staged_file"], 0)) for row in counted}
+    partly_kept = [name for name, (rows, kept_rows) in files.items() if 0 < kept_rows < rows]
+    dropped = (
+        ids.where(F.col("staged_file").isin(partly_kept))
+        .join(kept.select("ingest_seq"), "ingest_seq", "left_anti")
+        .select("ingest_seq")
+    )
     return Decision(
-        rows=sum(row["rows"] for row in per_file),
-        valid=sum(row["valid"] for row in per_file),
-        accepted=sum(row["kept"] for row in per_file),
+        rows=sum(row["rows"] for row in counted),
+        valid=sum(row["valid"] for row in counted),
+        accepted=sum(kept_counts.values()),
         files=files,
         dropped=dropped,
         staged=staged,

@@ -82,19 +82,22 @@ def text_col(label: str) -> str:
     return f"s_{label.replace('.', '_')}"
 
 
-def type_col(label: str) -> str:
-    return f"t_{label.replace('.', '_')}"
+def json_type_name(label: str, parsed: Column | None = None) -> Column:
+    """The lower-case JSON type of a checked scalar (``string``, ``bigint``...), null when absent.
+
+    An expression, not a column of ``extract_checked_fields``: inside the reason's CASE it is only
+    evaluated for the records that fail ``clearly_accepted``, where it names the wrong type."""
+    return F.lower(json_type(_at(F.col("p") if parsed is None else parsed, SCALARS[label])))
 
 
 def extract_checked_fields(parsed: Column) -> list[Column]:
-    """Columns that ``rejection_reason`` and the contract read: each checked scalar as text and as
-    its JSON type, which structures are present, and ``inputs``/``outputs`` in the contract shape.
-    Selecting them in a stage of their own keeps Spark from re-evaluating them in every check."""
+    """Columns that ``rejection_reason`` and the contract read: each checked scalar as text, which
+    structures are present, and ``inputs``/``outputs`` in the contract shape. Selecting them in a
+    stage of their own keeps Spark from re-evaluating them in every check. The JSON type names
+    (``json_type_name``) are not columns: only the messages of rejected records need them."""
     columns: list[Column] = []
     for label, path in SCALARS.items():
-        value = _at(parsed, path)
-        columns.append(as_string(value).alias(text_col(label)))
-        columns.append(F.lower(json_type(value)).alias(type_col(label)))
+        columns.append(as_string(_at(parsed, path)).alias(text_col(label)))
     for name in STRUCTURES:
         columns.append(parsed[name].isNotNull().alias(f"has_{name}"))
     columns.append(parsed[CORRUPT_COLUMN].isNotNull().alias("is_corrupt"))
@@ -134,7 +137,7 @@ def event_kind() -> Column:
 def _required_string(label: str) -> list[tuple[Column, Column]]:
     """Checks for a required string: present, a string, not blank. (Test placeholders are rejected
     for every scalar by an earlier check of ``rejection_reason``.)"""
-    text, kind = F.col(text_col(label)), F.col(type_col(label))
+    text, kind = F.col(text_col(label)), json_type_name(label)
     return [
         (kind.isNull(), F.lit(f"missing required field {label}")),
         (text.isNull(), F.concat(F.lit(f"{label} must be a string, got "), kind)),
@@ -143,7 +146,7 @@ def _required_string(label: str) -> list[tuple[Column, Column]]:
 
 
 def _optional_string(label: str) -> list[tuple[Column, Column]]:
-    text, kind = F.col(text_col(label)), F.col(type_col(label))
+    text, kind = F.col(text_col(label)), json_type_name(label)
     return [(kind.isNotNull() & text.isNull(), F.concat(F.lit(f"{label} must be a string, got "), kind))]
 
 
@@ -153,11 +156,53 @@ def _may_be_placeholder(text: Column) -> Column:
     return text.contains("{{") | text.contains("${")
 
 
+def clearly_accepted(kind: Column) -> Column:
+    """True for a RunEvent that passes every check of ``rejection_reason``; false or null otherwise.
+
+    The same conditions as the reason's CASE for a RunEvent, with none of its messages and none of
+    the JSON type names (a scalar's text is non-null exactly when it is a JSON string), so nearly
+    every record skips the CASE. Anything else (another kind, a null somewhere) only means the CASE
+    decides, so this may be false for an accepted event but is never true for a rejected one."""
+    text = lambda label: F.col(text_col(label))  # noqa: E731 - a short local alias reads best here
+    no_placeholder = [F.coalesce(~_may_be_placeholder(text(label)), F.lit(True)) for label in SCALARS]
+    required = [
+        text(label).isNotNull() & (F.trim(text(label)) != F.lit(""))
+        for label in ("eventTime", "producer", "run.runId", "job.namespace", "job.name")
+    ]
+    event_type = text("eventType")
+    conditions = [
+        ~F.col("is_empty"),
+        ~F.col("is_corrupt"),
+        kind == F.lit("RunEvent"),
+        *no_placeholder,
+        *required,
+        text("eventTime").rlike(TIMESTAMP_PATTERN),
+        F.to_timestamp(text("eventTime")).isNotNull(),
+        text("schemaURL").isNotNull() | json_type_name("schemaURL").isNull(),
+        F.upper(event_type).isin(*EVENT_TYPES) | (event_type.isNull() & json_type_name("eventType").isNull()),
+        text("run.runId").rlike(UUID_PATTERN),
+        *[~F.col(f"{side}_without_{field}") for side in ("inputs", "outputs") for field in ("namespace", "name")],
+    ]
+    accepted = conditions[0]
+    for condition in conditions[1:]:
+        accepted = accepted & condition
+    return accepted
+
+
 def rejection_reason(kind: Column) -> Column:
-    """The first problem of an event, or null when it is accepted (reads ``extract_checked_fields``)."""
+    """The first problem of an event, or null when it is accepted (reads ``extract_checked_fields``
+    and the parsed struct ``p``). The CASE only runs for records that ``clearly_accepted`` does not
+    pass: its dozens of conditions cost about as much as the parse when every record took them."""
+    return F.when(F.coalesce(clearly_accepted(kind), F.lit(False)), F.lit(None).cast("string")).otherwise(
+        _first_problem(kind)
+    )
+
+
+def _first_problem(kind: Column) -> Column:
+    """The CASE of ``rejection_reason``: the first failing check's message, null when none fails."""
     wrong_typed = F.concat_ws(", ", *[F.when(~F.col(f"has_{name}"), F.lit(name)) for name in STRUCTURES])
     nothing_parsed = ~F.col("has_run") & ~F.col("has_job") & ~F.col("has_dataset") & ~F.col("has_inputs")
-    nothing_parsed = nothing_parsed & ~F.col("has_outputs") & F.col(type_col("eventTime")).isNull()
+    nothing_parsed = nothing_parsed & ~F.col("has_outputs") & json_type_name("eventTime").isNull()
     event_time = F.col(text_col("eventTime"))
     event_type = F.col(text_col("eventType"))
     run_id = F.col(text_col("run.runId"))
