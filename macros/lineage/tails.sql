@@ -50,13 +50,15 @@
             on revisions.dataset_uuid = new_observations.dataset_uuid
     ),
 
+    -- A build gives all of a dataset's rows one tail_from; grouping by it (rather than taking its
+    -- min) keeps the aggregation a hash aggregation, where min() of a struct forces a sort.
     previous_builds as (
         select
             dataset_uuid,
             build_seq,
-            min(tail_from) as tail_from
+            tail_from
         from previous_revisions
-        group by dataset_uuid, build_seq
+        group by dataset_uuid, build_seq, tail_from
     ),
 
     previous_ranges as (
