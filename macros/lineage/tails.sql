@@ -37,8 +37,14 @@
     {{ lineage_prepared_live_cte(prepared) }},
     {%- else %}
 
+    -- At most one row per dataset, so broadcasting it spares a shuffle of the whole revision table.
+    touched_datasets as (
+        select distinct dataset_uuid
+        from new_observations
+    ),
+
     previous_revisions as (
-        select
+        select /*+ broadcast(touched_datasets) */
             {%- for column in lineage_version_columns() %}
             revisions.{{ column }},
             {%- endfor %}
@@ -46,8 +52,8 @@
             revisions.is_carried,
             revisions.build_seq
         from {{ this }} as revisions
-        left semi join new_observations
-            on revisions.dataset_uuid = new_observations.dataset_uuid
+        left semi join touched_datasets
+            on revisions.dataset_uuid = touched_datasets.dataset_uuid
     ),
 
     -- A build gives all of a dataset's rows one tail_from; grouping by it (rather than taking its
@@ -170,7 +176,7 @@
 
 {#
   On an incremental build with new observations, computes this build's tails and the live
-  versions of the touched datasets once, into scratch Parquet tables next to the model
+  versions it still reads (lineage_needed_live_versions_ctes) once, into scratch Parquet tables next to the model
   (lineage_release_tails drops them in the post-hook): the model reads them, and so does the
   time bound, where each used to compute them again from the whole revision table. Tables, not
   cached temporary views: Spark does not match a cached view defined with a CTE when a query
@@ -190,16 +196,88 @@
         {{ return(prepared) }}
     {%- endif -%}
     {%- set names = lineage_tail_table_names() -%}
-    {%- do lineage_write_scratch_table(names.live_versions, 'with ' ~ lineage_tail_ctes(window.low)
-        ~ ' select ' ~ lineage_version_columns() | join(', ') ~ ' from live_versions') -%}
-    {%- do prepared.update({'live_versions': names.live_versions}) -%}
-    {%- do lineage_write_scratch_table(names.tails, 'with ' ~ lineage_tail_ctes(window.low, prepared)
+    {%- do lineage_write_scratch_table(names.tails, 'with ' ~ lineage_tail_ctes(window.low)
         ~ ' select dataset_uuid, tail_from, carried_version_uuid from tails') -%}
     {%- do prepared.update({'tails': names.tails}) -%}
     {%- set bound = run_query('select cast(coalesce(min(tail_from.at_time), timestamp\'9999-12-31 00:00:00\') as string) from '
         ~ names.tails).columns[0].values()[0] -%}
     {%- do prepared.update({'time_bound': "timestamp'" ~ bound ~ "'"}) -%}
+    {%- do lineage_write_scratch_table(names.live_versions, 'with ' ~ lineage_tail_ctes(window.low) ~ ', '
+        ~ lineage_needed_live_versions_ctes(names.tails, prepared.time_bound)
+        ~ ' select ' ~ lineage_version_columns() | join(', ') ~ ' from needed_live_versions') -%}
+    {%- do prepared.update({'live_versions': names.live_versions}) -%}
     {{ return(prepared) }}
+{%- endmacro %}
+
+{#
+  CTEs (after lineage_tail_ctes) ending in `needed_live_versions`: the live versions the model
+  still reads once the tails are known. Those are the versions of runs with observations in a tail
+  (an earlier version of such a run keeps its events in the tail out of the recompute) and the
+  carried ones. Only their revisions go through the liveness join, so the scratch table holds a few
+  rows per touched dataset instead of its whole history.
+#}
+{% macro lineage_needed_live_versions_ctes(tails_table, time_bound) -%}
+    tail_runs as (
+        select distinct
+            observations.dataset_uuid,
+            observations.run_uuid
+        from {{ ref('int_lineage_dataset_observations') }} as observations
+        inner join {{ tails_table }} as build_tails
+            on observations.dataset_uuid = build_tails.dataset_uuid
+        where
+            observations.event_time >= {{ time_bound }}
+            and observations.run_uuid is not null
+            and build_tails.tail_from <= {{ lineage_timeline_key('observations.event_time', 'observations.ingest_seq',
+                'if(' ~ lineage_is_output('observations.io_type', 'observations.event_kind') ~ ', 1, 0)') }}
+    ),
+
+    carried_version_uuids as (
+        select distinct carried_version_uuid
+        from {{ tails_table }}
+        where carried_version_uuid is not null
+    ),
+
+    needed_revisions as (
+        select /*+ broadcast(tail_runs) */
+            {%- for column in lineage_version_columns() %}
+            previous_revisions.{{ column }},
+            {%- endfor %}
+            previous_revisions.is_carried,
+            previous_revisions.build_seq
+        from previous_revisions
+        left semi join tail_runs
+            on
+                previous_revisions.dataset_uuid = tail_runs.dataset_uuid
+                and previous_revisions.run_uuid = tail_runs.run_uuid
+        union
+        select /*+ broadcast(carried_version_uuids) */
+            {%- for column in lineage_version_columns() %}
+            previous_revisions.{{ column }},
+            {%- endfor %}
+            previous_revisions.is_carried,
+            previous_revisions.build_seq
+        from previous_revisions
+        left semi join carried_version_uuids
+            on previous_revisions.dataset_version_uuid = carried_version_uuids.carried_version_uuid
+    ),
+
+    needed_live_versions as (
+        select
+            {%- for column in lineage_version_columns() %}
+            needed_revisions.{{ column }}{{ ',' if not loop.last }}
+            {%- endfor %}
+        from needed_revisions
+        inner join previous_ranges
+            on
+                needed_revisions.dataset_uuid = previous_ranges.dataset_uuid
+                and needed_revisions.build_seq = previous_ranges.build_seq
+        where
+            not needed_revisions.is_carried
+            and (
+                previous_ranges.superseded_from is null
+                or needed_revisions.timeline_key < previous_ranges.superseded_from
+            )
+    )
 {%- endmacro %}
 
 {#- (Re)writes a scratch Parquet table from a query; a failed earlier build may have left one behind. -#}
