@@ -79,21 +79,7 @@
     ),
 
     live_versions as (
-        select
-            {%- for column in lineage_version_columns() %}
-            previous_revisions.{{ column }}{{ ',' if not loop.last }}
-            {%- endfor %}
-        from previous_revisions
-        inner join previous_ranges
-            on
-                previous_revisions.dataset_uuid = previous_ranges.dataset_uuid
-                and previous_revisions.build_seq = previous_ranges.build_seq
-        where
-            not previous_revisions.is_carried
-            and (
-                previous_ranges.superseded_from is null
-                or previous_revisions.timeline_key < previous_ranges.superseded_from
-            )
+        {{ lineage_previous_live_rows('previous_revisions') }}
     ),
     {%- endif %}
 
@@ -163,7 +149,27 @@
     ]) }}
 {%- endmacro %}
 
-{#- The live versions CTE read from the view lineage_prepare_tails cached. -#}
+{#- The live, non-carried version rows of a CTE of earlier builds' revisions (it needs the
+    `previous_ranges` CTE of lineage_tail_ctes). -#}
+{% macro lineage_previous_live_rows(revisions_cte) -%}
+    select
+        {%- for column in lineage_version_columns() %}
+        {{ revisions_cte }}.{{ column }}{{ ',' if not loop.last }}
+        {%- endfor %}
+    from {{ revisions_cte }}
+    inner join previous_ranges
+        on
+            {{ revisions_cte }}.dataset_uuid = previous_ranges.dataset_uuid
+            and {{ revisions_cte }}.build_seq = previous_ranges.build_seq
+    where
+        not {{ revisions_cte }}.is_carried
+        and (
+            previous_ranges.superseded_from is null
+            or {{ revisions_cte }}.timeline_key < previous_ranges.superseded_from
+        )
+{%- endmacro %}
+
+{#- The live versions CTE read from the scratch table lineage_prepare_tails wrote. -#}
 {% macro lineage_prepared_live_cte(prepared) -%}
     live_versions as (
         select
@@ -262,21 +268,7 @@
     ),
 
     needed_live_versions as (
-        select
-            {%- for column in lineage_version_columns() %}
-            needed_revisions.{{ column }}{{ ',' if not loop.last }}
-            {%- endfor %}
-        from needed_revisions
-        inner join previous_ranges
-            on
-                needed_revisions.dataset_uuid = previous_ranges.dataset_uuid
-                and needed_revisions.build_seq = previous_ranges.build_seq
-        where
-            not needed_revisions.is_carried
-            and (
-                previous_ranges.superseded_from is null
-                or needed_revisions.timeline_key < previous_ranges.superseded_from
-            )
+        {{ lineage_previous_live_rows('needed_revisions') }}
     )
 {%- endmacro %}
 
