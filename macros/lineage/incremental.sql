@@ -73,3 +73,16 @@
         and {{ row_filter }}
         {%- endif %}
 {%- endmacro %}
+
+{#
+  A broadcast hint for a relation whose size follows the new input of `window` (rows derived from
+  new events only), given while the window is small enough (var lineage_broadcast_max_events) that
+  broadcasting it is safe. Without the hint Spark sizes such a relation by its whole table and
+  shuffles the big side of the join instead.
+#}
+{% macro lineage_broadcast_new(window, relation_name) -%}
+    {%- set span = (window.high - window.low) if window.high is number else none -%}
+    {%- if span is not none and span <= var('lineage_broadcast_max_events', 200000) -%}
+        /*+ broadcast({{ relation_name }}) */
+    {%- endif -%}
+{%- endmacro %}

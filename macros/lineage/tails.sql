@@ -9,7 +9,8 @@
   `prepared` (from lineage_prepare_tails) names relations that already hold both; the CTEs then
   read them instead of computing them again.
 #}
-{% macro lineage_tail_ctes(built_seq, prepared=none) -%}
+{% macro lineage_tail_ctes(window, prepared=none) -%}
+    {%- set built_seq = window.low -%}
     {%- if prepared is not none and prepared.tails is not none -%}
     {{ lineage_prepared_live_cte(prepared) }},
 
@@ -56,15 +57,31 @@
             on revisions.dataset_uuid = touched_datasets.dataset_uuid
     ),
 
-    -- A build gives all of a dataset's rows one tail_from; grouping by it (rather than taking its
-    -- min) keeps the aggregation a hash aggregation, where min() of a struct forces a sort.
+    {%- set recorded = lineage_recorded_build_tails(built_seq) %}
+
     previous_builds as (
+        {%- if recorded.through >= 0 %}
+        select /*+ broadcast(touched_datasets) */
+            build_tails.dataset_uuid,
+            build_tails.build_seq,
+            build_tails.tail_from
+        from {{ recorded.relation }} as build_tails
+        left semi join touched_datasets
+            on build_tails.dataset_uuid = touched_datasets.dataset_uuid
+        where build_tails.build_seq <= {{ recorded.through }}
+        {%- endif %}
+        {%- if recorded.through < 0 or recorded.through < built_seq %}
+        {{- '\n        union all' if recorded.through >= 0 }}
+        -- Builds int_lineage_build_tails has not recorded yet (it failed or was not selected).
+        -- Grouping by tail_from (one per build and dataset) keeps this a hash aggregation.
         select
             dataset_uuid,
             build_seq,
             tail_from
         from previous_revisions
+        where build_seq > {{ recorded.through }}
         group by dataset_uuid, build_seq, tail_from
+        {%- endif %}
     ),
 
     previous_ranges as (
@@ -84,16 +101,23 @@
     {%- endif %}
 
     -- A run with new events may move its version earlier (a late START), so its old position counts too.
+    new_output_runs as (
+        select distinct
+            dataset_uuid,
+            run_uuid
+        from new_observations
+        where is_output
+    ),
+
     extended_versions as (
-        select
+        select {{ lineage_broadcast_new(window, 'new_output_runs') }}
             live_versions.dataset_uuid,
             live_versions.timeline_key
         from live_versions
-        left semi join new_observations
+        left semi join new_output_runs
             on
-                live_versions.dataset_uuid = new_observations.dataset_uuid
-                and live_versions.run_uuid = new_observations.run_uuid
-                and new_observations.is_output
+                live_versions.dataset_uuid = new_output_runs.dataset_uuid
+                and live_versions.run_uuid = new_output_runs.run_uuid
     ),
 
     change_points as (
@@ -116,17 +140,27 @@
         group by dataset_uuid
     ),
 
+    -- One row per touched dataset: broadcast, the live versions are joined where they lie.
+    carried_versions as (
+        select /*+ broadcast(earliest_changes) */
+            earliest_changes.dataset_uuid,
+            max_by(live_versions.dataset_version_uuid, live_versions.timeline_key) as carried_version_uuid
+        from live_versions
+        inner join earliest_changes
+            on
+                live_versions.dataset_uuid = earliest_changes.dataset_uuid
+                and live_versions.timeline_key < earliest_changes.changed_from
+        group by earliest_changes.dataset_uuid
+    ),
+
     tails as (
         select
             earliest_changes.dataset_uuid,
             earliest_changes.changed_from as tail_from,
-            max_by(live_versions.dataset_version_uuid, live_versions.timeline_key) as carried_version_uuid
+            carried_versions.carried_version_uuid
         from earliest_changes
-        left join live_versions
-            on
-                earliest_changes.dataset_uuid = live_versions.dataset_uuid
-                and live_versions.timeline_key < earliest_changes.changed_from
-        group by earliest_changes.dataset_uuid, earliest_changes.changed_from
+        left join carried_versions
+            on earliest_changes.dataset_uuid = carried_versions.dataset_uuid
     )
     {%- else %}
 
@@ -183,7 +217,7 @@
 {#
   On an incremental build with new observations, computes this build's tails and the live
   versions it still reads (lineage_needed_live_versions_ctes) once, into scratch Parquet tables next to the model
-  (lineage_release_tails drops them in the post-hook): the model reads them, and so does the
+  (lineage_drop_scratch_tables drops them in the post-hook): the model reads them, and so does the
   time bound, where each used to compute them again from the whole revision table. Tables, not
   cached temporary views: Spark does not match a cached view defined with a CTE when a query
   reads it again (SPARK-46741), so every reference silently recomputed the whole chain.
@@ -201,14 +235,15 @@
         {%- do prepared.update({'time_bound': "timestamp'9999-12-31 00:00:00'"}) -%}
         {{ return(prepared) }}
     {%- endif -%}
-    {%- set names = lineage_tail_table_names() -%}
-    {%- do lineage_write_scratch_table(names.tails, 'with ' ~ lineage_tail_ctes(window.low)
+    {%- set names = {'tails': lineage_scratch_table_name('build_tails'),
+        'live_versions': lineage_scratch_table_name('live_versions')} -%}
+    {%- do lineage_write_scratch_table(names.tails, 'with ' ~ lineage_tail_ctes(window)
         ~ ' select dataset_uuid, tail_from, carried_version_uuid from tails') -%}
     {%- do prepared.update({'tails': names.tails}) -%}
     {%- set bound = run_query('select cast(coalesce(min(tail_from.at_time), timestamp\'9999-12-31 00:00:00\') as string) from '
         ~ names.tails).columns[0].values()[0] -%}
     {%- do prepared.update({'time_bound': "timestamp'" ~ bound ~ "'"}) -%}
-    {%- do lineage_write_scratch_table(names.live_versions, 'with ' ~ lineage_tail_ctes(window.low) ~ ', '
+    {%- do lineage_write_scratch_table(names.live_versions, 'with ' ~ lineage_tail_ctes(window) ~ ', '
         ~ lineage_needed_live_versions_ctes(names.tails, prepared.time_bound)
         ~ ' select ' ~ lineage_version_columns() | join(', ') ~ ' from needed_live_versions') -%}
     {%- do prepared.update({'live_versions': names.live_versions}) -%}
@@ -278,23 +313,6 @@
     {%- do run_query('create table ' ~ name ~ ' using parquet as ' ~ query) -%}
 {%- endmacro %}
 
-{#- The scratch tables lineage_prepare_tails writes for this model, in the model's schema. -#}
-{% macro lineage_tail_table_names() -%}
-    {{ return({
-        'tails': this.schema ~ '.' ~ this.identifier ~ '__build_tails',
-        'live_versions': this.schema ~ '.' ~ this.identifier ~ '__live_versions'
-    }) }}
-{%- endmacro %}
-
-{#- Post-hook: drops the scratch tables of lineage_prepare_tails. -#}
-{% macro lineage_release_tails() -%}
-    {%- set names = lineage_tail_table_names() -%}
-    {%- if execute -%}
-        {%- do run_query('drop table if exists ' ~ names.tails) -%}
-    {%- endif -%}
-    drop table if exists {{ names.live_versions }}
-{%- endmacro %}
-
 {#
   The same bound once int_lineage_version_revisions has run: the earliest tail start of the rows
   written by the build at the high end of `window`, as a timestamp literal (for the sightings scan).
@@ -312,4 +330,65 @@
         where build_seq = {{ window.high }}
     {%- endset -%}
     {{ return("timestamp'" ~ run_query(query).columns[0].values()[0] ~ "'") }}
+{%- endmacro %}
+
+{#
+  int_lineage_build_tails (read by name: it is built from this model's rows, so a ref would make a
+  cycle) and the highest build it has recorded up to `built_seq`: {relation, through}, through
+  -1 when it holds nothing yet (first build after an upgrade, a failed or unselected run, dbt
+  only compiling).
+#}
+{% macro lineage_recorded_build_tails(built_seq) -%}
+    {%- set node = graph.nodes.get('model.' ~ project_name ~ '.int_lineage_build_tails') -%}
+    {%- set relation = api.Relation.create(database=node.database, schema=node.schema, identifier=node.alias) -%}
+    {%- set through = lineage_scalar(
+        'select coalesce(max(build_seq), -1) from ' ~ relation ~ ' where build_seq <= ' ~ built_seq, -1, relation) -%}
+    {{ return({'relation': relation, 'through': through}) }}
+{%- endmacro %}
+
+{#
+  CTEs that a model references several times, written once to scratch Parquet tables next to the
+  model when its input window holds anything (Spark inlines a CTE at every reference, and a
+  chain of them multiplies the scans). `steps` are done in order, each a dict {name, ctes,
+  columns}: `ctes` is CTE text (no leading `with`) ending in the CTE `name`, which may read
+  `source_ctes` and the earlier steps. Returns, per name, the CTE text the model uses: a read of
+  the scratch table, or the CTEs themselves when nothing is written (dbt only parsing, an
+  empty warehouse). lineage_drop_scratch_tables drops the tables in the post-hook.
+#}
+{% macro lineage_scratch_ctes(window, source_ctes, steps) -%}
+    {%- set written = execute and window.has_new and window.high is number -%}
+    {%- set result = {} -%}
+    {%- set earlier = [] -%}
+    {%- for step in steps -%}
+        {%- if written -%}
+            {%- set table = lineage_scratch_table_name(step.name) -%}
+            {%- do lineage_write_scratch_table(table, 'with ' ~ ([source_ctes] + earlier + [step.ctes]) | join(',\n')
+                ~ '\nselect ' ~ step.columns | join(', ') ~ ' from ' ~ step.name) -%}
+            {%- set cte -%}
+{{ step.name }} as (
+    select
+        {{ step.columns | join(',\n        ') }}
+    from {{ table }}
+)
+            {%- endset -%}
+        {%- else -%}
+            {%- set cte = step.ctes -%}
+        {%- endif -%}
+        {%- do earlier.append(cte) -%}
+        {%- do result.update({step.name: cte}) -%}
+    {%- endfor -%}
+    {{ return(result) }}
+{%- endmacro %}
+
+{#- The scratch table `name` of the model being built, in its schema. -#}
+{% macro lineage_scratch_table_name(name) -%}
+    {{ return(this.schema ~ '.' ~ this.identifier ~ '__' ~ name) }}
+{%- endmacro %}
+
+{#- Post-hook: drops the model's scratch tables `names` (lineage_scratch_ctes). -#}
+{% macro lineage_drop_scratch_tables(names) -%}
+    {%- for name in names[:-1] if execute -%}
+        {%- do run_query('drop table if exists ' ~ lineage_scratch_table_name(name)) -%}
+    {%- endfor -%}
+    drop table if exists {{ lineage_scratch_table_name(names[-1]) }}
 {%- endmacro %}

@@ -1,12 +1,13 @@
-{{ config(materialized='incremental', incremental_strategy='append',
+{{ config(materialized='incremental', incremental_strategy='append', on_schema_change='append_new_columns',
     post_hook="{{ lineage_record_input_through() }}") }}
 {%- set window = lineage_input_window(ref('stg_lineage_events'), 'ingest_seq', own_column='ingest_seq') %}
 {{ lineage_input_marker(window) }}
 
-{#- One row per dataset named by an event: narrow, no field lists (those live once per distinct
-    field set in int_lineage_observed_schemas). Appends the events past the watermark. A stable
+{#- One row per dataset named by an event. Appends the events past the watermark. A stable
     schema repeats the same facet text on every run, so each distinct text is parsed and keyed
-    once per build and joined back by its SHA-256. -#}
+    once per build and joined back by its SHA-256. The parsed fields are kept on the first
+    reference of each distinct text only (null elsewhere, so the table stays narrow):
+    int_lineage_observed_schemas takes them from there instead of reading the events' facets again. -#}
 with dataset_references as (
     {{ lineage_dataset_references(window) }}
 ),
@@ -34,7 +35,8 @@ schema_texts as (
         namespace_name,
         dataset_name,
         sha2(schema_facet, 256) as schema_text_hash,
-        min(schema_facet) as schema_facet
+        min(schema_facet) as schema_facet,
+        min(struct(ingest_seq, io_type, ref_index)) as first_reference
     from dataset_references
     where schema_facet is not null
     group by namespace_name, dataset_name, sha2(schema_facet, 256)
@@ -45,6 +47,7 @@ parsed_schemas as (
         namespace_name,
         dataset_name,
         schema_text_hash,
+        first_reference,
         coalesce(get_json_object(schema_facet, '$.fields') is not null, false) as has_schema,
         {{ schema_facet_fields('schema_facet') }} as schema_fields
     from schema_texts
@@ -55,11 +58,13 @@ keyed_schemas as (
         namespace_name,
         dataset_name,
         schema_text_hash,
+        first_reference,
         has_schema,
         case
             when has_schema then {{ schema_version_uuid('namespace_name', 'dataset_name', 'schema_fields') }}
         end as observed_schema_uuid,
-        case when has_schema then size(schema_fields) end as field_count
+        case when has_schema then size(schema_fields) end as field_count,
+        case when has_schema then schema_fields end as schema_fields
     from parsed_schemas
 )
 
@@ -82,7 +87,13 @@ select
     {{ dataset_uuid('hashed_references.namespace_name', 'hashed_references.dataset_name') }} as dataset_uuid,
     coalesce(keyed_schemas.has_schema, false) as has_schema,
     keyed_schemas.observed_schema_uuid,
-    keyed_schemas.field_count
+    keyed_schemas.field_count,
+    case
+        when
+            struct(hashed_references.ingest_seq, hashed_references.io_type, hashed_references.ref_index)
+            = keyed_schemas.first_reference
+            then keyed_schemas.schema_fields
+    end as schema_fields
 from hashed_references
 left join keyed_schemas
     on

@@ -1,46 +1,27 @@
 {{ config(materialized='incremental', incremental_strategy='append',
     post_hook="{{ lineage_record_input_through() }}") }}
-{%- set window = lineage_input_window(ref('stg_lineage_events'), 'ingest_seq', own_column='built_through_seq') %}
+{%- set window = lineage_input_window(ref('int_lineage_dataset_observations'), 'ingest_seq', own_column='built_through_seq') %}
 {{ lineage_input_marker(window) }}
 
 {#- Each distinct field set seen on a dataset, stored once with its fields. `built_through_seq`
-    records how far the events were read, so the next build starts after it. Each distinct
-    facet text is parsed once (many texts may give one field set: descriptions do not count). -#}
-with dataset_references as (
-    {{ lineage_dataset_references(window) }}
-),
-
-schema_texts as (
+    records how far the observations were read, so the next build starts after it. The fields
+    come parsed from int_lineage_dataset_observations (on the first reference of each distinct
+    facet text); many texts may give one field set, as descriptions do not count, and the first
+    one seen supplies the stored fields. -#}
+with new_observations as (
     select
+        observed_schema_uuid,
         namespace_name,
         dataset_name,
-        schema_facet,
-        min(ingest_seq) as first_ingest_seq,
-        min(event_time) as first_seen_at
-    from dataset_references
-    where get_json_object(schema_facet, '$.fields') is not null
-    group by namespace_name, dataset_name, schema_facet
-),
-
-observed as (
-    select
-        namespace_name,
-        dataset_name,
-        first_ingest_seq,
-        first_seen_at,
-        {{ schema_facet_fields('schema_facet') }} as schema_fields
-    from schema_texts
-),
-
-keyed as (
-    select
-        namespace_name,
-        dataset_name,
-        first_ingest_seq,
-        first_seen_at,
-        schema_fields,
-        {{ schema_version_uuid('namespace_name', 'dataset_name', 'schema_fields') }} as observed_schema_uuid
-    from observed
+        event_time,
+        ingest_seq,
+        io_type,
+        ref_index,
+        schema_fields
+    from {{ ref('int_lineage_dataset_observations') }}
+    where
+        ingest_seq > {{ window.low }} and ingest_seq <= {{ window.high }}
+        and has_schema
 ),
 
 distinct_schemas as (
@@ -48,15 +29,11 @@ distinct_schemas as (
         observed_schema_uuid,
         min(namespace_name) as namespace_name,
         min(dataset_name) as dataset_name,
-        min_by(schema_fields, first_ingest_seq) as fields,
-        min(first_seen_at) as first_seen_at,
-        min(first_ingest_seq) as first_ingest_seq
-    from keyed
+        min_by(schema_fields, if(schema_fields is null, null, struct(ingest_seq, io_type, ref_index))) as fields,
+        min(event_time) as first_seen_at,
+        min(ingest_seq) as first_ingest_seq
+    from new_observations
     group by observed_schema_uuid
-),
-
-batch_end as (
-    select max(ingest_seq) as built_through_seq from dataset_references
 )
 
 select
@@ -68,9 +45,8 @@ select
     size(array_distinct(transform(distinct_schemas.fields, f -> struct(f.name, f.type)))) as field_count,
     distinct_schemas.first_seen_at,
     distinct_schemas.first_ingest_seq,
-    batch_end.built_through_seq
+    {{ window.high }} as built_through_seq
 from distinct_schemas
-cross join batch_end
 {% if is_incremental() %}
     left anti join {{ this }} as existing
         on distinct_schemas.observed_schema_uuid = existing.observed_schema_uuid

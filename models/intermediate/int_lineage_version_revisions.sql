@@ -1,5 +1,5 @@
 {{ config(materialized='incremental', incremental_strategy='append',
-    post_hook=["{{ lineage_record_input_through() }}", "{{ lineage_release_tails() }}"]) }}
+    post_hook=["{{ lineage_record_input_through() }}", "{{ lineage_drop_scratch_tables(['build_tails', 'live_versions']) }}"]) }}
 
 {#
   Dataset versions, written as revisions: a build recomputes, for each dataset with new
@@ -20,7 +20,7 @@
 {%- set prepared = lineage_prepare_tails(window) -%}
 {%- set time_bound = prepared.time_bound -%}
 
-with {{ lineage_tail_ctes(built_seq, prepared) }},
+with {{ lineage_tail_ctes(window, prepared) }},
 
 dataset_observations as (
     select

@@ -1,6 +1,7 @@
 -- depends_on: {{ ref('int_lineage_tail_ranges') }}
 {{ config(materialized='incremental', incremental_strategy='append',
-    post_hook="{{ lineage_record_input_through() }}") }}
+    post_hook=["{{ lineage_record_input_through() }}",
+        "{{ lineage_drop_scratch_tables(['base_schemas', 'differing_sightings']) }}"]) }}
 
 {#
   Which schema versions each dataset version points at. A version starts at its own field set
@@ -17,7 +18,13 @@
 {%- set built_seq = window.low %}
 {{ lineage_input_marker(window) }}
 
-with all_versions as (
+-- noqa: disable=LT02
+{#- (sqlfluff places the CTE texts of the set blocks below as if they were inside the `with`.)
+    The CTEs every later step reads; the two below are small (one build's versions and
+    sightings) but each is referenced several times, and Spark inlines a CTE at every reference,
+    so once the input window holds anything they are written to scratch tables first. -#}
+{%- set source_ctes -%}
+all_versions as (
     select
         dataset_version_uuid,
         dataset_uuid,
@@ -51,14 +58,25 @@ schema_tokens as (
         field.type as field_type
     from {{ ref('int_lineage_observed_schemas') }} as observed_schemas
         lateral view explode(observed_schemas.fields) exploded as field
-),
+)
+{%- endset -%}
 
+{%- set base_schemas_ctes -%}
 {%- if is_incremental() %}
 
--- The carried version's pointers before the tail, live as of this build: the latest one holds
--- the field set the continuation starts from.
-carried_pointer_revisions as (
+carried_versions as (
     select
+        dataset_version_uuid,
+        tail_from
+    from all_versions
+    where is_carried
+),
+
+-- The carried version's pointers before the tail, live as of this build: the latest one holds
+-- the field set the continuation starts from. At most one carried version per dataset, so it is
+-- broadcast rather than shuffling the pointer history.
+carried_pointer_revisions as (
+    select /*+ broadcast(carried_versions) */
         revisions.dataset_version_uuid,
         revisions.dataset_uuid,
         revisions.dataset_schema_version_uuid,
@@ -67,11 +85,9 @@ carried_pointer_revisions as (
         revisions.pointer_timeline_key,
         revisions.build_seq
     from {{ this }} as revisions
-    inner join all_versions
-        on
-            revisions.dataset_version_uuid = all_versions.dataset_version_uuid
-            and all_versions.is_carried
-    where revisions.pointer_timeline_key < all_versions.tail_from
+    inner join carried_versions
+        on revisions.dataset_version_uuid = carried_versions.dataset_version_uuid
+    where revisions.pointer_timeline_key < carried_versions.tail_from
 ),
 
 carried_base_pointers as (
@@ -114,8 +130,10 @@ base_schemas as (
         base.merged_fields as base_merged_fields
     from carried_base_pointers
     {%- endif %}
-),
+)
+{%- endset -%}
 
+{%- set differing_sightings_cte -%}
 -- Sightings whose field set differs from the version's base: only these can add fields.
 differing_sightings as (
     select
@@ -129,7 +147,22 @@ differing_sightings as (
     where
         build_sightings.observed_schema_uuid is not null
         and build_sightings.observed_schema_uuid != coalesce(base_schemas.base_schema_uuid, '')
-),
+)
+{%- endset -%}
+
+{%- set scratch = lineage_scratch_ctes(window, source_ctes, [
+    {'name': 'base_schemas', 'ctes': base_schemas_ctes,
+        'columns': ['dataset_version_uuid', 'base_schema_uuid', 'base_merged_fields']},
+    {'name': 'differing_sightings', 'ctes': differing_sightings_cte,
+        'columns': ['dataset_version_uuid', 'at_time', 'at_seq', 'observed_schema_uuid']},
+]) %}
+-- noqa: enable=LT02
+
+with {{ source_ctes }},
+
+{{ scratch.base_schemas }},
+
+{{ scratch.differing_sightings }},
 
 base_tokens as (
     select distinct

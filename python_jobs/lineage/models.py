@@ -7,6 +7,7 @@ CORE_MODELS = (
     "int_lineage_dataset_observations",
     "int_lineage_observed_schemas",
     "int_lineage_version_revisions",
+    "int_lineage_build_tails",
     "int_lineage_tail_ranges",
     "int_lineage_sighting_revisions",
     "int_lineage_version_schema_revisions",
