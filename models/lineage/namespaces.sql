@@ -9,9 +9,10 @@ with new_events as (
         ingest_seq,
         event_time,
         job_namespace,
-        inputs,
-        outputs,
-        dataset
+        -- Only the namespace of each dataset: reading whole references would read their facets.
+        inputs.namespace as input_namespaces,
+        outputs.namespace as output_namespaces,
+        dataset.namespace as event_dataset_namespace
     from {{ ref('stg_lineage_events') }}
     where ingest_seq > {{ window.low }} and ingest_seq <= {{ window.high }}
 ),
@@ -25,16 +26,17 @@ named as (
     where job_namespace is not null
     union all
     select
-        dataset_ref.namespace as namespace_name,
+        dataset_namespaces.namespace_name,
         new_events.event_time,
         new_events.ingest_seq
     from new_events
         lateral view explode(
             concat(
-                coalesce(new_events.inputs, array()), coalesce(new_events.outputs, array()),
-                if(new_events.dataset is null, array(), array(new_events.dataset))
+                coalesce(new_events.input_namespaces, array()),
+                coalesce(new_events.output_namespaces, array()),
+                array(new_events.event_dataset_namespace)
             )
-        ) refs as dataset_ref
+        ) dataset_namespaces as namespace_name
 ),
 
 first_seen as (

@@ -93,6 +93,11 @@ def test_incremental_builds_equal_one_shot_build_for_shuffled_arrival(spark, iso
 
     for number, path in enumerate(paths):
         ingest_lineage(spark, isolated_settings, [path])
+        if number == 1:
+            # As on a warehouse built before int_lineage_build_tails existed: the tail search must
+            # group the builds it has not recorded out of the revision table, and the table is
+            # then rebuilt from all builds.
+            spark.sql(f"drop table {isolated_settings.table('staging', 'int_lineage_build_tails')}")
         # the dbt tests (dedup invariants) run on the final state
         run_dbt(isolated_settings, ["build" if number == len(paths) - 1 else "run", *SELECTION])
     incremental = snapshot(spark, isolated_settings)
