@@ -133,11 +133,18 @@
     ),
 
     earliest_changes as (
+        {%- if prepared is not none and prepared.earliest_changes is not none %}
+        select
+            dataset_uuid,
+            changed_from
+        from {{ prepared.earliest_changes }}
+        {%- else %}
         select
             dataset_uuid,
             min(timeline_key) as changed_from
         from change_points
         group by dataset_uuid
+        {%- endif %}
     ),
 
     -- One row per touched dataset: broadcast, the live versions are joined where they lie.
@@ -226,7 +233,8 @@
   literal, so the observation scan prunes Parquet files and row groups.
 #}
 {% macro lineage_prepare_tails(window) -%}
-    {%- set prepared = {'tails': none, 'live_versions': none, 'time_bound': "timestamp'0001-01-01 00:00:00'"} -%}
+    {%- set prepared = {'earliest_changes': none, 'tails': none, 'live_versions': none,
+        'time_bound': "timestamp'0001-01-01 00:00:00'"} -%}
     {%- if not execute or not is_incremental()
         or not lineage_relation_exists(ref('int_lineage_dataset_observations')) -%}
         {{ return(prepared) }}
@@ -235,9 +243,16 @@
         {%- do prepared.update({'time_bound': "timestamp'9999-12-31 00:00:00'"}) -%}
         {{ return(prepared) }}
     {%- endif -%}
-    {%- set names = {'tails': lineage_scratch_table_name('build_tails'),
+    {%- set names = {'earliest_changes': lineage_scratch_table_name('earliest_changes'),
+        'tails': lineage_scratch_table_name('build_tails'),
         'live_versions': lineage_scratch_table_name('live_versions')} -%}
-    {%- do lineage_write_scratch_table(names.tails, 'with ' ~ lineage_tail_ctes(window)
+    {#- The tails read the earliest changes twice (and those read the live versions): stored
+        first, the live versions are scanned once for them and once for the carried versions. -#}
+    {%- do lineage_write_scratch_table(names.earliest_changes, 'with ' ~ lineage_tail_ctes(window)
+        ~ ' select dataset_uuid, changed_from from earliest_changes') -%}
+    {%- do lineage_write_scratch_table(names.tails, 'with '
+        ~ lineage_tail_ctes(window, {'earliest_changes': names.earliest_changes, 'tails': none,
+            'live_versions': none})
         ~ ' select dataset_uuid, tail_from, carried_version_uuid from tails') -%}
     {%- do prepared.update({'tails': names.tails}) -%}
     {%- set bound = run_query('select cast(coalesce(min(tail_from.at_time), timestamp\'9999-12-31 00:00:00\') as string) from '
