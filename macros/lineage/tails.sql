@@ -293,28 +293,25 @@
         where carried_version_uuid is not null
     ),
 
+    -- Both lists are distinct, so each revision row matches at most once: one scan of the
+    -- revisions serves both, where a union of two semi-joins scanned them twice.
     needed_revisions as (
-        select /*+ broadcast(tail_runs) */
+        select /*+ broadcast(tail_runs, carried_version_uuids) */
             {%- for column in lineage_version_columns() %}
             previous_revisions.{{ column }},
             {%- endfor %}
             previous_revisions.is_carried,
             previous_revisions.build_seq
         from previous_revisions
-        left semi join tail_runs
+        left join tail_runs
             on
                 previous_revisions.dataset_uuid = tail_runs.dataset_uuid
                 and previous_revisions.run_uuid = tail_runs.run_uuid
-        union
-        select /*+ broadcast(carried_version_uuids) */
-            {%- for column in lineage_version_columns() %}
-            previous_revisions.{{ column }},
-            {%- endfor %}
-            previous_revisions.is_carried,
-            previous_revisions.build_seq
-        from previous_revisions
-        left semi join carried_version_uuids
+        left join carried_version_uuids
             on previous_revisions.dataset_version_uuid = carried_version_uuids.carried_version_uuid
+        where
+            tail_runs.run_uuid is not null
+            or carried_version_uuids.carried_version_uuid is not null
     ),
 
     needed_live_versions as (
