@@ -162,15 +162,22 @@ PLACEMENT_COLUMNS = ("file_uri", "block_start", "row_id")
 
 
 def check_records(records: DataFrame, keep: Sequence[str] = PLACEMENT_COLUMNS) -> DataFrame:
-    """The parsed struct ``p`` and the columns that ``event_parsing.rejection_reason`` reads, beside
-    ``keep``, ``record_text`` and ``is_blank``."""
+    """The parsed structs ``p`` (text scalars) and ``pv`` (variant scalars, only where ``typed``:
+    see ``event_parsing.needs_typed_parse``) and the columns that ``event_parsing.rejection_reason``
+    reads, beside ``keep``, ``record_text`` and ``is_blank``. Each step is a stage of its own so
+    that Spark evaluates each parse once per record."""
     parsed = records.select(
         *keep, "record_text", "is_blank",
-        F.when(~F.col("is_blank"), ep.parse_event(F.col("record_text"))).alias("p"),
+        F.when(~F.col("is_blank"), ep.parse_event_text(F.col("record_text"))).alias("p"),
     )
-    return parsed.select("*", *ep.extract_checked_fields(F.col("p"))).select(
-        "*", *ep.blank_reference_checks(), ep.event_kind().alias("event_kind")
+    # One stage for the flag and the typed parse: a stage boundary copies the wide row. ``pv`` is
+    # non-null exactly where the flag is set (a record whose text parse is null is not flagged).
+    needs_typed = ~F.col("is_blank") & F.col("p").isNotNull() & ep.needs_typed_parse(F.col("p"))
+    both = parsed.select("*", F.when(needs_typed, ep.parse_event(F.col("record_text"))).alias("pv"))
+    checked = both.select("*", F.col("pv").isNotNull().alias("typed")).select(
+        "*", *ep.extract_checked_fields(F.col("p"), F.col("pv"), F.col("typed"))
     )
+    return checked.select("*", *ep.blank_reference_checks(), ep.event_kind().alias("event_kind"))
 
 
 def parse_records(records: DataFrame, keep: Sequence[str] = PLACEMENT_COLUMNS) -> DataFrame:
@@ -182,8 +189,12 @@ def parse_records(records: DataFrame, keep: Sequence[str] = PLACEMENT_COLUMNS) -
     p = F.col("p")
     text = lambda label: F.col(ep.text_col(label))  # noqa: E731 - a short local alias reads best here
     is_run = F.col("event_kind") == F.lit("RunEvent")
+    typed = F.col("typed")
+    dataset = F.when(typed, ep.dataset_reference(F.col("pv")["dataset"], None)).otherwise(
+        ep.dataset_reference(p["dataset"], None, typed=False)
+    )
     return checked.select(
-        F.sha2(ep.canonical_event(p), 256).alias("event_id"),
+        F.sha2(ep.canonical_event_of(p, F.col("pv"), typed), 256).alias("event_id"),
         "event_kind",
         F.when(is_run, F.upper(text("eventType"))).alias("event_type"),
         ep.event_time_utc().alias("event_time"),
@@ -201,7 +212,7 @@ def parse_records(records: DataFrame, keep: Sequence[str] = PLACEMENT_COLUMNS) -
         p["job"]["facets"].alias("job_facets"),
         "inputs",
         "outputs",
-        F.when(p["dataset"].isNotNull(), ep.dataset_reference(p["dataset"], None)).alias("dataset"),
+        F.when(p["dataset"].isNotNull(), dataset).alias("dataset"),
         F.col("record_text").alias("event_json"),
         F.octet_length("record_text").cast("long").alias("event_bytes"),
         *keep,
