@@ -6,7 +6,9 @@ One run parses the input once and writes the wide rows once:
    pass over the framed records (line files are not parsed: each line is only tested for being
    blank) gives a row per file split, collected, that turns split offsets into line numbers and
    ``ingest_seq``;
-2. parses and validates every record once (``python_jobs.lineage.event_parsing``) and writes the
+2. parses and validates every record (``python_jobs.lineage.event_parsing``: one ``from_json`` with
+   the scalars as text; a second one with the scalars as ``variant``, to check their JSON types, only
+   for the few records whose text could hide a non-string value) and writes the
    whole batch in the column layout of ``raw.lineage_events`` to a folder ``_ingest-<batch id>``
    inside the raw table's folder (Spark does not list folders starting with ``_``); a rejected
    record is written with a null ``event_id``;
@@ -30,7 +32,9 @@ ingested into the same warehouse state.
 ``event_id`` is the sha256 of the event's spec fields re-serialised as compact JSON
 (``event_parsing.canonical_event``): insignificant whitespace, key order inside facets as sent, and
 unknown top-level keys do not count. Hashing the text with whitespace removed by a regular
-expression was measured slower than this re-serialisation, so the rule stayed.
+expression was measured slower than this re-serialisation, so the rule stayed. The JSON is written
+from the text parse where it gives the same text as the variant parse (every present scalar is a
+JSON string), and from the variant parse elsewhere, so ids do not depend on which parse a record got.
 """
 
 from __future__ import annotations
