@@ -6,7 +6,9 @@ One run parses the input once and writes the wide rows once:
    pass over the framed records (line files are not parsed: each line is only tested for being
    blank) gives a row per file split, collected, that turns split offsets into line numbers and
    ``ingest_seq``;
-2. parses and validates every record once (``python_jobs.lineage.event_parsing``) and writes the
+2. parses and validates every record (``python_jobs.lineage.event_parsing``: one ``from_json`` with
+   the scalars as text; a second one with the scalars as ``variant``, to check their JSON types, only
+   for the few records whose text could hide a non-string value) and writes the
    whole batch in the column layout of ``raw.lineage_events`` to a folder ``_ingest-<batch id>``
    inside the raw table's folder (Spark does not list folders starting with ``_``); a rejected
    record is written with a null ``event_id``;
@@ -30,7 +32,9 @@ ingested into the same warehouse state.
 ``event_id`` is the sha256 of the event's spec fields re-serialised as compact JSON
 (``event_parsing.canonical_event``): insignificant whitespace, key order inside facets as sent, and
 unknown top-level keys do not count. Hashing the text with whitespace removed by a regular
-expression was measured slower than this re-serialisation, so the rule stayed.
+expression was measured slower than this re-serialisation, so the rule stayed. The JSON is written
+from the text parse where it gives the same text as the variant parse (every present scalar is a
+JSON string), and from the variant parse elsewhere, so ids do not depend on which parse a record got.
 """
 
 from __future__ import annotations
@@ -162,15 +166,22 @@ PLACEMENT_COLUMNS = ("file_uri", "block_start", "row_id")
 
 
 def check_records(records: DataFrame, keep: Sequence[str] = PLACEMENT_COLUMNS) -> DataFrame:
-    """The parsed struct ``p`` and the columns that ``event_parsing.rejection_reason`` reads, beside
-    ``keep``, ``record_text`` and ``is_blank``."""
+    """The parsed structs ``p`` (text scalars) and ``pv`` (variant scalars, only where ``typed``:
+    see ``event_parsing.needs_typed_parse``) and the columns that ``event_parsing.rejection_reason``
+    reads, beside ``keep``, ``record_text`` and ``is_blank``. Each step is a stage of its own so
+    that Spark evaluates each parse once per record."""
     parsed = records.select(
         *keep, "record_text", "is_blank",
-        F.when(~F.col("is_blank"), ep.parse_event(F.col("record_text"))).alias("p"),
+        F.when(~F.col("is_blank"), ep.parse_event_text(F.col("record_text"))).alias("p"),
     )
-    return parsed.select("*", *ep.extract_checked_fields(F.col("p"))).select(
-        "*", *ep.blank_reference_checks(), ep.event_kind().alias("event_kind")
+    # One stage for the flag and the typed parse: a stage boundary copies the wide row. ``pv`` is
+    # non-null exactly where the flag is set (a record whose text parse is null is not flagged).
+    needs_typed = ~F.col("is_blank") & F.col("p").isNotNull() & ep.needs_typed_parse(F.col("p"))
+    both = parsed.select("*", F.when(needs_typed, ep.parse_event(F.col("record_text"))).alias("pv"))
+    checked = both.select("*", F.col("pv").isNotNull().alias("typed")).select(
+        "*", *ep.extract_checked_fields(F.col("p"), F.col("pv"), F.col("typed"))
     )
+    return checked.select("*", *ep.blank_reference_checks(), ep.event_kind().alias("event_kind"))
 
 
 def parse_records(records: DataFrame, keep: Sequence[str] = PLACEMENT_COLUMNS) -> DataFrame:
@@ -182,8 +193,12 @@ def parse_records(records: DataFrame, keep: Sequence[str] = PLACEMENT_COLUMNS) -
     p = F.col("p")
     text = lambda label: F.col(ep.text_col(label))  # noqa: E731 - a short local alias reads best here
     is_run = F.col("event_kind") == F.lit("RunEvent")
+    typed = F.col("typed")
+    dataset = F.when(typed, ep.dataset_reference(F.col("pv")["dataset"], None)).otherwise(
+        ep.dataset_reference(p["dataset"], None, typed=False)
+    )
     return checked.select(
-        F.sha2(ep.canonical_event(p), 256).alias("event_id"),
+        F.sha2(ep.canonical_event_of(p, F.col("pv"), typed), 256).alias("event_id"),
         "event_kind",
         F.when(is_run, F.upper(text("eventType"))).alias("event_type"),
         ep.event_time_utc().alias("event_time"),
@@ -201,7 +216,7 @@ def parse_records(records: DataFrame, keep: Sequence[str] = PLACEMENT_COLUMNS) -
         p["job"]["facets"].alias("job_facets"),
         "inputs",
         "outputs",
-        F.when(p["dataset"].isNotNull(), ep.dataset_reference(p["dataset"], None)).alias("dataset"),
+        F.when(p["dataset"].isNotNull(), dataset).alias("dataset"),
         F.col("record_text").alias("event_json"),
         F.octet_length("record_text").cast("long").alias("event_bytes"),
         *keep,
