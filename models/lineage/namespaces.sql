@@ -6,15 +6,15 @@
 {#- Every namespace named by a job or a dataset; appended once, when first seen. -#}
 with new_events as (
     select
-        ingest_seq,
-        event_time,
-        job_namespace,
+        events.ingest_seq,
+        events.event_time,
+        events.job_namespace,
         -- Only the namespace of each dataset: reading whole references would read their facets.
-        inputs.namespace as input_namespaces,
-        outputs.namespace as output_namespaces,
-        dataset.namespace as event_dataset_namespace
-    from {{ ref('stg_lineage_events') }}
-    where ingest_seq > {{ window.low }} and ingest_seq <= {{ window.high }}
+        events.inputs.namespace as input_namespaces,
+        events.outputs.namespace as output_namespaces,
+        events.dataset.namespace as event_dataset_namespace
+    from {{ ref('stg_lineage_events') }} as events
+    where events.ingest_seq > {{ window.low }} and events.ingest_seq <= {{ window.high }}
 ),
 
 named as (
