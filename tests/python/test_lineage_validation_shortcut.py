@@ -6,29 +6,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from lineage_events import run_event  # tests/python is on sys.path
 from pyspark.sql import functions as F
 
 from python_jobs.ingest.lineage import check_records, frame_records
 from python_jobs.lineage import event_parsing as ep
 from python_jobs.lineage.files import discover
-
-RUN_URL = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent"
-RUN_ID = "00000001-0000-4000-8000-000000000000"
-
-
-def run_event(**changes) -> dict:
-    event = {
-        "eventType": "START",
-        "eventTime": "2026-01-01T00:00:00Z",
-        "run": {"runId": RUN_ID},
-        "job": {"namespace": "tests", "name": "job"},
-        "inputs": [{"namespace": "db", "name": "a"}],
-        "outputs": [{"namespace": "db", "name": "b", "facets": {"schema": {"fields": []}}}],
-        "producer": "https://example.com/tests",
-        "schemaURL": RUN_URL,
-    }
-    event.update(changes)
-    return event
 
 
 def verdicts(spark, paths) -> list[tuple[str, bool, str | None]]:
