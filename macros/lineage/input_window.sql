@@ -88,3 +88,55 @@
         select 'lineage_input_through: unchanged' as lineage_input
     {%- endif -%}
 {%- endmacro %}
+
+{#
+  The windows of `window` one build each, for the models that continue the revisions of
+  int_lineage_version_revisions build by build (sightings, schema pointers): a build of theirs
+  starts from what their own earlier builds wrote, so two builds of the versions cannot be
+  handled in one statement. Normally the window holds one build; it holds more when a dbt run
+  stopped after the versions (a failure, a partial selection). Returns a list of windows
+  {low, high, has_new}, oldest first; the model appends every one but the last itself
+  (lineage_append_revisions) and selects the last. When dbt only compiles, just the last one.
+#}
+{% macro lineage_build_windows(window, builds_relation) -%}
+    {%- if not execute or not window.has_new or window.high is not number -%}
+        {{ return([window]) }}
+    {%- endif -%}
+    {%- set query -%}
+        select distinct build_seq from {{ builds_relation }}
+        where build_seq > {{ window.low }} and build_seq <= {{ window.high }}
+        order by build_seq
+    {%- endset -%}
+    {%- set builds = run_query(query).columns[0].values() | map('int') | list -%}
+    {%- if builds | length <= 1 -%}
+        {{ return([window]) }}
+    {%- endif -%}
+    {%- if not is_incremental() -%}
+        {{ exceptions.raise_compiler_error(
+            this ~ ' is built from scratch but ' ~ builds_relation ~ ' holds ' ~ builds | length
+            ~ ' builds: full-refresh the lineage revision models together (see docs/DEVELOPING.md).') }}
+    {%- endif -%}
+    {%- set windows = [] -%}
+    {%- set low = namespace(value=window.low) -%}
+    {%- for build in builds -%}
+        {%- do windows.append({'low': low.value, 'high': build, 'has_new': true}) -%}
+        {%- set low.value = build -%}
+    {%- endfor -%}
+    {{ return(windows if flags.WHICH in ['run', 'build', 'retry'] else windows[-1:]) }}
+{%- endmacro %}
+
+{#
+  Appends the rows of `select_sql` to the model's table, by column name (lineage_build_windows:
+  the builds before the last of a window). Only when dbt runs models, never when it compiles.
+#}
+{% macro lineage_append_revisions(select_sql) -%}
+    {%- if flags.WHICH not in ['run', 'build', 'retry'] -%}
+        {{ return(none) }}
+    {%- endif -%}
+    {%- set view = this.identifier ~ '__earlier_build' -%}
+    {%- set columns = adapter.get_columns_in_relation(this) | map(attribute='name') | map('string') | list -%}
+    {%- set column_list = '`' ~ columns | join('`, `') ~ '`' -%}
+    {%- do run_query('create or replace temporary view ' ~ view ~ ' as ' ~ select_sql) -%}
+    {%- do run_query('insert into table ' ~ this ~ ' (' ~ column_list ~ ') select ' ~ column_list ~ ' from ' ~ view) -%}
+    {%- do run_query('drop view if exists ' ~ view) -%}
+{%- endmacro %}

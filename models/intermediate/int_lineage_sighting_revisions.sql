@@ -10,12 +10,17 @@
   tails that int_lineage_version_revisions recomputed in this build, matched to that build's versions
   (its carried rows are the versions current at each tail start).
 #}
-{%- set window = lineage_input_window(ref('int_lineage_version_revisions'), 'build_seq', own_column='build_seq') -%}
-{%- set build_seq = window.high -%}
-{%- set built_seq = window.low %}
+{%- set window = lineage_input_window(ref('int_lineage_version_revisions'), 'build_seq', own_column='build_seq') %}
 {{ lineage_input_marker(window) }}
-{%- set time_bound = lineage_build_time_bound(window) -%}
-
+-- noqa: disable=LT02
+{#- (sqlfluff indents the loop's tags and the set block's body as if they were SQL.)
+    One statement per build of the versions; the window holds more than one only after a run
+    stopped between the versions and this model (lineage_build_windows). #}
+{%- for build in lineage_build_windows(window, ref('int_lineage_version_revisions')) %}
+{%- set build_seq = build.high -%}
+{%- set built_seq = build.low -%}
+{%- set time_bound = lineage_build_time_bound(build) -%}
+{%- set build_select %}
 with build_versions as (
     select
         dataset_uuid,
@@ -52,6 +57,8 @@ sightings as (
         on observations.dataset_uuid = tails.dataset_uuid
     where
         observations.event_time >= {{ time_bound }}
+        -- what the versions of this build were computed from
+        and observations.ingest_seq <= {{ build_seq }}
         and not {{ lineage_is_output('observations.io_type', 'observations.event_kind') }}
         and {{ lineage_timeline_key('observations.event_time', 'observations.ingest_seq', '0') }} >= tails.tail_from
 ),
@@ -127,3 +134,10 @@ select
     {{ build_seq }} as build_seq
 from timeline_matched
 where is_sighting
+{%- endset %}
+{%- if loop.last %}
+{{ build_select }}
+{%- else %}
+{%- do lineage_append_revisions(build_select) %}
+{%- endif %}
+{%- endfor %}

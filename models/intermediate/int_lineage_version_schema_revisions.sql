@@ -13,12 +13,15 @@
   build get their whole chain again; the carried version (current at the tail start) keeps its
   pointers before the tail and continues from the field set it pointed at there.
 #}
-{%- set window = lineage_input_window(ref('int_lineage_version_revisions'), 'build_seq', own_column='build_seq') -%}
-{%- set build_seq = window.high -%}
-{%- set built_seq = window.low %}
+{%- set window = lineage_input_window(ref('int_lineage_version_revisions'), 'build_seq', own_column='build_seq') %}
 {{ lineage_input_marker(window) }}
 
 -- noqa: disable=LT02
+{#- One statement per build of the versions: a build continues the pointers the earlier ones
+    wrote (lineage_build_windows). -#}
+{%- for build in lineage_build_windows(window, ref('int_lineage_version_revisions')) %}
+{%- set build_seq = build.high -%}
+{%- set built_seq = build.low -%}
 {#- (sqlfluff places the CTE texts of the set blocks below as if they were inside the `with`.)
     The CTEs every later step reads; the two below are small (one build's versions and
     sightings) but each is referenced several times, and Spark inlines a CTE at every reference,
@@ -150,14 +153,14 @@ differing_sightings as (
 )
 {%- endset -%}
 
-{%- set scratch = lineage_scratch_ctes(window, source_ctes, [
+{%- set scratch = lineage_scratch_ctes(build, source_ctes, [
     {'name': 'base_schemas', 'ctes': base_schemas_ctes,
         'columns': ['dataset_version_uuid', 'base_schema_uuid', 'base_merged_fields']},
     {'name': 'differing_sightings', 'ctes': differing_sightings_cte,
         'columns': ['dataset_version_uuid', 'at_time', 'at_seq', 'observed_schema_uuid']},
 ]) %}
--- noqa: enable=LT02
 
+{%- set build_select %}
 with {{ source_ctes }},
 
 {{ scratch.base_schemas }},
@@ -335,3 +338,10 @@ select
     pointer_timeline_key,
     {{ build_seq }} as build_seq
 from pointers
+{%- endset %}
+{%- if loop.last %}
+{{ build_select }}
+{%- else %}
+{%- do lineage_append_revisions(build_select) %}
+{%- endif %}
+{%- endfor %}
