@@ -7,7 +7,8 @@
   its sightings and schema pointers from there instead of recomputing it. On an incremental build
   they also give `live_versions`, the live versions of earlier builds of the touched datasets.
   `prepared` (from lineage_prepare_tails) names relations that already hold both; the CTEs then
-  read them instead of computing them again.
+  read them instead of computing them again. Its `only_datasets` (a parenthesised query of
+  dataset_uuid, optional) restricts the search to those datasets.
 #}
 {% macro lineage_tail_ctes(window, prepared=none) -%}
     {%- set built_seq = window.low -%}
@@ -30,7 +31,11 @@
                 as timeline_key,
             {{ lineage_is_output() }} as is_output
         from {{ ref('int_lineage_dataset_observations') }}
-        where ingest_seq > {{ built_seq }}
+        where
+            ingest_seq > {{ built_seq }}
+            {%- if prepared is not none and prepared.get('only_datasets') is not none %}
+            and dataset_uuid in {{ prepared.only_datasets }}
+            {%- endif %}
     ),
     {%- if is_incremental() %}
     {%- if prepared is not none and prepared.live_versions is not none %}
@@ -223,14 +228,17 @@
 
 {#
   On an incremental build with new observations, computes this build's tails and the live
-  versions it still reads (lineage_needed_live_versions_ctes) once, into scratch Parquet tables next to the model
-  (lineage_drop_scratch_tables drops them in the post-hook): the model reads them, and so does the
-  time bound, where each used to compute them again from the whole revision table. Tables, not
-  cached temporary views: Spark does not match a cached view defined with a CTE when a query
-  reads it again (SPARK-46741), so every reference silently recomputed the whole chain.
-  Returns {tails, live_versions, time_bound}: the table names (none on a full build, without
-  new input, or when dbt only compiles) and the earliest event time of any tail as a timestamp
-  literal, so the observation scan prunes Parquet files and row groups.
+  versions it still reads once, before the model's query: the model reads them, and so does the
+  time bound. Returns {tails, live_versions, time_bound}: relations (a table name or a
+  parenthesised query; none on a full build, without new input, or when dbt only compiles) and
+  the earliest event time of any tail as a timestamp literal, so the observation scan prunes
+  Parquet files and row groups.
+
+  Most datasets take a fast path (lineage_tail_candidates): when all of a dataset's new events
+  come after its history, the tail starts at the earliest new event and the version carried into
+  it is the dataset's last version, which int_lineage_build_tails keeps (`head`); nothing of the
+  revision history is read. The others (late events, new events of runs that already have a
+  version) go through the general search (lineage_prepare_general_tails), restricted to them.
 #}
 {% macro lineage_prepare_tails(window) -%}
     {%- set prepared = {'earliest_changes': none, 'tails': none, 'live_versions': none,
@@ -243,26 +251,158 @@
         {%- do prepared.update({'time_bound': "timestamp'9999-12-31 00:00:00'"}) -%}
         {{ return(prepared) }}
     {%- endif -%}
+    {%- set recorded = lineage_recorded_build_tails(window.low) -%}
+    {%- if recorded.through < window.low -%}
+        {#- Builds the table has not recorded (an upgrade, an unselected model): no heads to use. -#}
+        {{ return(lineage_prepare_general_tails(window, prepared, none)) }}
+    {%- endif -%}
+    {%- set candidates = lineage_scratch_table_name('tail_candidates') -%}
+    {%- do lineage_write_scratch_table(candidates, lineage_tail_candidates(window, recorded)) -%}
+    {%- set summary = run_query('select count_if(not is_fast), '
+        ~ 'cast(min(if(is_fast, changed_from.at_time, null)) as string) from ' ~ candidates).rows[0] -%}
+    {%- set fast_tails -%}
+        select dataset_uuid, changed_from as tail_from, head.dataset_version_uuid as carried_version_uuid
+        from {{ candidates }} where is_fast
+    {%- endset -%}
+    {%- set fast_live -%}
+        select head.* from {{ candidates }} where is_fast and head is not null
+    {%- endset -%}
+    {%- if summary[0] == 0 -%}
+        {%- do prepared.update({'tails': '(' ~ fast_tails ~ ')', 'live_versions': '(' ~ fast_live ~ ')',
+            'time_bound': "timestamp'" ~ summary[1] ~ "'"}) -%}
+        {{ return(prepared) }}
+    {%- endif -%}
+    {%- set general = lineage_prepare_general_tails(window, prepared,
+        '(select dataset_uuid from ' ~ candidates ~ ' where not is_fast)') -%}
+    {%- set bounds = ["timestamp'" ~ summary[1] ~ "'" if summary[1] is not none else none, general.time_bound]
+        | reject('none') | list -%}
+    {%- do prepared.update({
+        'tails': '(' ~ fast_tails ~ ' union all select dataset_uuid, tail_from, carried_version_uuid from '
+            ~ general.tails ~ ')',
+        'live_versions': '(' ~ fast_live ~ ' union all select ' ~ lineage_version_columns() | join(', ')
+            ~ ' from ' ~ general.live_versions ~ ')',
+        'time_bound': bounds | min}) -%}
+    {{ return(prepared) }}
+{%- endmacro %}
+
+{#
+  The query of the `tail_candidates` scratch table: one row per dataset with new observations,
+  with where its new events start (`changed_from`), its last version (`head`, from
+  int_lineage_build_tails) and whether the fast path of lineage_prepare_tails holds (`is_fast`):
+  the dataset's table of build tails is complete (a row with a head, or no row at all: a new
+  dataset), no run with a new output already has a version of it (its version would move or
+  grow), and no earlier observation lies at or after the new events (the tail would hold old
+  events). Reads only the new observations, the observations from the earliest new event time
+  on, and one column of the revisions.
+#}
+{% macro lineage_tail_candidates(window, recorded) -%}
+    {%- set new_from = run_query('select cast(min(event_time) as string) from '
+        ~ ref('int_lineage_dataset_observations') ~ ' where ingest_seq > ' ~ window.low).columns[0].values()[0] -%}
+    {%- set observation_key = lineage_timeline_key('observations.event_time', 'observations.ingest_seq',
+        'if(' ~ lineage_is_output('observations.io_type', 'observations.event_kind') ~ ', 1, 0)') -%}
+    with new_observations as (
+        select
+            observations.dataset_uuid,
+            observations.namespace_name,
+            observations.dataset_name,
+            observations.run_uuid,
+            {{ observation_key }} as timeline_key,
+            {{ lineage_is_output('observations.io_type', 'observations.event_kind') }} as is_output
+        from {{ ref('int_lineage_dataset_observations') }} as observations
+        where observations.ingest_seq > {{ window.low }}
+    ),
+
+    touched_datasets as (
+        select
+            dataset_uuid,
+            min(timeline_key) as changed_from
+        from new_observations
+        group by dataset_uuid
+    ),
+
+    new_output_versions as (
+        select distinct
+            dataset_uuid,
+            {{ dataset_version_uuid('namespace_name', 'dataset_name', 'run_uuid') }} as dataset_version_uuid
+        from new_observations
+        where is_output
+    ),
+
+    -- A version, once made, stays (a late event can only move it), so any revision row counts.
+    extended_datasets as (
+        select distinct new_output_versions.dataset_uuid
+        from {{ this }} as revisions
+        inner join new_output_versions
+            on revisions.dataset_version_uuid = new_output_versions.dataset_version_uuid
+    ),
+
+    overtaken_datasets as (
+        select distinct touched_datasets.dataset_uuid
+        from {{ ref('int_lineage_dataset_observations') }} as observations
+        inner join touched_datasets
+            on observations.dataset_uuid = touched_datasets.dataset_uuid
+        where
+            observations.event_time >= timestamp'{{ new_from }}'
+            and observations.ingest_seq <= {{ window.low }}
+            and {{ observation_key }} >= touched_datasets.changed_from
+    ),
+
+    last_builds as (
+        select
+            build_tails.dataset_uuid,
+            max_by(build_tails.head, build_tails.build_seq) as head
+        from {{ recorded.relation }} as build_tails
+        inner join touched_datasets
+            on build_tails.dataset_uuid = touched_datasets.dataset_uuid
+        where build_tails.build_seq <= {{ recorded.through }}
+        group by build_tails.dataset_uuid
+    )
+
+    select
+        touched_datasets.dataset_uuid,
+        touched_datasets.changed_from,
+        last_builds.head,
+        (last_builds.dataset_uuid is null or last_builds.head is not null)
+        and extended_datasets.dataset_uuid is null
+        and overtaken_datasets.dataset_uuid is null as is_fast
+    from touched_datasets
+    left join last_builds
+        on touched_datasets.dataset_uuid = last_builds.dataset_uuid
+    left join extended_datasets
+        on touched_datasets.dataset_uuid = extended_datasets.dataset_uuid
+    left join overtaken_datasets
+        on touched_datasets.dataset_uuid = overtaken_datasets.dataset_uuid
+{%- endmacro %}
+
+{#
+  The general tail search of lineage_prepare_tails, for the datasets of `only_datasets` (a
+  parenthesised query of dataset_uuid; none: every dataset with new observations): computes the
+  tails and the live versions still read (lineage_needed_live_versions_ctes) once, into scratch
+  Parquet tables next to the model (lineage_drop_scratch_tables drops them in the post-hook).
+  Tables, not cached temporary views: Spark does not match a cached view defined with a CTE when
+  a query reads it again (SPARK-46741), so every reference silently recomputed the whole chain.
+  Returns `prepared` updated with the two table names and the time bound of their tails.
+#}
+{% macro lineage_prepare_general_tails(window, prepared, only_datasets) -%}
     {%- set names = {'earliest_changes': lineage_scratch_table_name('earliest_changes'),
         'tails': lineage_scratch_table_name('build_tails'),
         'live_versions': lineage_scratch_table_name('live_versions')} -%}
+    {%- set restricted = {'earliest_changes': none, 'tails': none, 'live_versions': none,
+        'only_datasets': only_datasets} -%}
     {#- The tails read the earliest changes twice (and those read the live versions): stored
         first, the live versions are scanned once for them and once for the carried versions. -#}
-    {%- do lineage_write_scratch_table(names.earliest_changes, 'with ' ~ lineage_tail_ctes(window)
+    {%- do lineage_write_scratch_table(names.earliest_changes, 'with ' ~ lineage_tail_ctes(window, restricted)
         ~ ' select dataset_uuid, changed_from from earliest_changes') -%}
     {%- do lineage_write_scratch_table(names.tails, 'with '
-        ~ lineage_tail_ctes(window, {'earliest_changes': names.earliest_changes, 'tails': none,
-            'live_versions': none})
+        ~ lineage_tail_ctes(window, dict(restricted, earliest_changes=names.earliest_changes))
         ~ ' select dataset_uuid, tail_from, carried_version_uuid from tails') -%}
-    {%- do prepared.update({'tails': names.tails}) -%}
     {%- set bound = run_query('select cast(coalesce(min(tail_from.at_time), timestamp\'9999-12-31 00:00:00\') as string) from '
         ~ names.tails).columns[0].values()[0] -%}
-    {%- do prepared.update({'time_bound': "timestamp'" ~ bound ~ "'"}) -%}
-    {%- do lineage_write_scratch_table(names.live_versions, 'with ' ~ lineage_tail_ctes(window) ~ ', '
-        ~ lineage_needed_live_versions_ctes(names.tails, prepared.time_bound)
+    {%- set time_bound = "timestamp'" ~ bound ~ "'" -%}
+    {%- do lineage_write_scratch_table(names.live_versions, 'with ' ~ lineage_tail_ctes(window, restricted) ~ ', '
+        ~ lineage_needed_live_versions_ctes(names.tails, time_bound)
         ~ ' select ' ~ lineage_version_columns() | join(', ') ~ ' from needed_live_versions') -%}
-    {%- do prepared.update({'live_versions': names.live_versions}) -%}
-    {{ return(prepared) }}
+    {{ return(dict(prepared, tails=names.tails, live_versions=names.live_versions, time_bound=time_bound)) }}
 {%- endmacro %}
 
 {#

@@ -1,5 +1,5 @@
 {{ config(materialized='incremental', incremental_strategy='append',
-    post_hook=["{{ lineage_record_input_through() }}", "{{ lineage_drop_scratch_tables(['earliest_changes', 'build_tails', 'live_versions']) }}"]) }}
+    post_hook=["{{ lineage_record_input_through() }}", "{{ lineage_drop_scratch_tables(['tail_candidates', 'earliest_changes', 'build_tails', 'live_versions']) }}"]) }}
 
 {#
   Dataset versions, written as revisions: a build recomputes, for each dataset with new
