@@ -252,8 +252,10 @@
         {{ return(prepared) }}
     {%- endif -%}
     {%- set recorded = lineage_recorded_build_tails(window.low) -%}
-    {%- if recorded.through < window.low -%}
-        {#- Builds the table has not recorded (an upgrade, an unselected model): no heads to use. -#}
+    {%- if recorded.through < window.low
+        or 'head' not in adapter.get_columns_in_relation(recorded.relation) | map(attribute='name') | list -%}
+        {#- Builds the table has not recorded (an unselected model, an upgrade), or a table from
+            before `head` (int_lineage_build_tails adds the column after this model): no heads. -#}
         {{ return(lineage_prepare_general_tails(window, prepared, none)) }}
     {%- endif -%}
     {%- set candidates = lineage_scratch_table_name('tail_candidates') -%}
