@@ -21,7 +21,10 @@
         where ingest_seq > {{ window.low }} and ingest_seq <= {{ window.high }}
     ),
 
-    input_references as (
+    -- One explode over the three lists, each entry cut down to the fields used first: a union of
+    -- three branches scanned the raw table three times, and exploding whole entries copied
+    -- their facet maps into every row.
+    references as (
         select
             event_id,
             ingest_seq,
@@ -31,49 +34,12 @@
             run_id,
             job_namespace,
             job_name,
-            'input' as io_type,
-            posexplode(inputs) as (ref_index, ref)
+            explode(concat(
+                {{ lineage_reference_entries('inputs', 'input') }},
+                {{ lineage_reference_entries('outputs', 'output') }},
+                if(dataset is null, array(), array({{ lineage_reference_entry('dataset', "'dataset'", '0') }}))
+            )) as ref
         from new_events
-    ),
-
-    output_references as (
-        select
-            event_id,
-            ingest_seq,
-            event_time,
-            event_kind,
-            event_type,
-            run_id,
-            job_namespace,
-            job_name,
-            'output' as io_type,
-            posexplode(outputs) as (ref_index, ref)
-        from new_events
-    ),
-
-    static_references as (
-        select
-            event_id,
-            ingest_seq,
-            event_time,
-            event_kind,
-            event_type,
-            run_id,
-            job_namespace,
-            job_name,
-            'dataset' as io_type,
-            0 as ref_index,
-            dataset as ref
-        from new_events
-        where dataset is not null
-    ),
-
-    all_references as (
-        select * from input_references
-        union all
-        select * from output_references
-        union all
-        select * from static_references
     )
 
     select
@@ -85,10 +51,26 @@
         run_id,
         job_namespace,
         job_name,
-        io_type,
-        ref_index,
-        ref.namespace as namespace_name,
-        ref.name as dataset_name,
-        ref.facets['schema'] as schema_facet
-    from all_references
+        ref.io_type,
+        ref.ref_index,
+        ref.namespace_name,
+        ref.dataset_name,
+        ref.schema_facet
+    from references
+{%- endmacro %}
+
+{#- The entries of the list column `list_column` as lineage_reference_entry structs (empty when absent). -#}
+{% macro lineage_reference_entries(list_column, io_type) -%}
+    coalesce(
+        transform({{ list_column }}, (entry, position) -> {{ lineage_reference_entry('entry', "'" ~ io_type ~ "'", 'position') }}),
+        array()
+    )
+{%- endmacro %}
+
+{#- The fields of one dataset reference that observations keep. -#}
+{% macro lineage_reference_entry(entry, io_type_expr, index_expr) -%}
+    named_struct(
+        'io_type', {{ io_type_expr }}, 'ref_index', {{ index_expr }}, 'namespace_name', {{ entry }}.namespace,
+        'dataset_name', {{ entry }}.name, 'schema_facet', {{ entry }}.facets['schema']
+    )
 {%- endmacro %}
