@@ -126,6 +126,18 @@
 {%- endmacro %}
 
 {#
+  The model's SELECT for one window of lineage_build_windows: the last one is the model's own
+  query; an earlier one is appended here (lineage_append_revisions) and leaves nothing behind.
+#}
+{% macro lineage_build_statement(select_sql, is_last) -%}
+    {%- if is_last -%}
+        {{ return(select_sql) }}
+    {%- endif -%}
+    {%- do lineage_append_revisions(select_sql) -%}
+    {{ return('') }}
+{%- endmacro %}
+
+{#
   Appends the rows of `select_sql` to the model's table, by column name (lineage_build_windows:
   the builds before the last of a window). Only when dbt runs models, never when it compiles.
 #}

@@ -135,9 +135,5 @@ select
 from timeline_matched
 where is_sighting
 {%- endset %}
-{%- if loop.last %}
-{{ build_select }}
-{%- else %}
-{%- do lineage_append_revisions(build_select) %}
-{%- endif %}
+{{ lineage_build_statement(build_select, loop.last) }}
 {%- endfor %}

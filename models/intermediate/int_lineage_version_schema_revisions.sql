@@ -339,9 +339,5 @@ select
     {{ build_seq }} as build_seq
 from pointers
 {%- endset %}
-{%- if loop.last %}
-{{ build_select }}
-{%- else %}
-{%- do lineage_append_revisions(build_select) %}
-{%- endif %}
+{{ lineage_build_statement(build_select, loop.last) }}
 {%- endfor %}
