@@ -499,24 +499,31 @@ def _decide(spark: SparkSession, staged: DataFrame, table: str) -> Decision:
     on the narrow ``event_id, ingest_seq`` columns, so the wide rows are never shuffled; the result
     per staged file is collected (a row per file).
 
-    The first copy of an event carries its staged file through the aggregation (the minimum of
-    ``(ingest_seq, staged_file)``), so the kept rows are counted per file straight from it: joining
-    the kept copies back to every staged row, which cost a second shuffle of all the ids and a
-    checkpoint, is only needed for the rows to leave out of partly kept files (``dropped``)."""
-    ids = staged.select("event_id", "ingest_seq", F.col("_metadata.file_path").alias("staged_file"))
-    kept = (
-        ids.where(F.col("event_id").isNotNull())
-        .groupBy("event_id")
-        .agg(F.min(F.struct("ingest_seq", "staged_file")).alias("first"))
-        .join(spark.table(table).select("event_id"), "event_id", "left_anti")
-        .select("first.ingest_seq", "first.staged_file")
-    )
+    The first copy of an event carries its staged file through the aggregation, so the kept rows are
+    counted per file straight from it: joining the kept copies back to every staged row, which cost a
+    second shuffle of all the ids and a checkpoint, is only needed for the rows to leave out of partly
+    kept files (``dropped``). The file travels as ``file_key``, a 64-bit hash of its name, with
+    ``min_by``: a string (or a ``min`` over a struct holding one) in the aggregation buffer makes Spark
+    sort every id instead of hashing them (SortAggregate). The keys of the batch's few files are
+    checked to be distinct."""
+    ids = staged.select(
+        "event_id", "ingest_seq", F.col("_metadata.file_path").alias("staged_file")
+    ).withColumn("file_key", F.xxhash64("staged_file"))
     counted = (
-        ids.groupBy("staged_file")
+        ids.groupBy("staged_file", "file_key")
         .agg(F.count(F.lit(1)).alias("rows"), F.count("event_id").alias("valid"))
         .collect()
     )
-    kept_counts = {row["staged_file"]: row["kept"] for row in kept.groupBy("staged_file").agg(
+    file_of_key = {row["file_key"]: row["staged_file"] for row in counted}
+    if len(file_of_key) != len(counted):
+        raise RuntimeError("two staged files got the same file_key; rerun the ingest")
+    kept = (
+        ids.where(F.col("event_id").isNotNull())
+        .groupBy("event_id")
+        .agg(F.min("ingest_seq").alias("ingest_seq"), F.min_by("file_key", "ingest_seq").alias("file_key"))
+        .join(spark.table(table).select("event_id"), "event_id", "left_anti")
+    )
+    kept_counts = {file_of_key[row["file_key"]]: row["kept"] for row in kept.groupBy("file_key").agg(
         F.count(F.lit(1)).alias("kept")).collect()}
     files = {row["staged_file"]: (row["rows"], kept_counts.get(row["staged_file"], 0)) for row in counted}
     partly_kept = [name for name, (rows, kept_rows) in files.items() if 0 < kept_rows < rows]
