@@ -24,7 +24,7 @@
     -- One explode over the three lists, each entry cut down to the fields used first: a union of
     -- three branches scanned the raw table three times, and exploding whole entries copied
     -- their facet maps into every row.
-    references as (
+    event_references as (
         select
             event_id,
             ingest_seq,
@@ -56,7 +56,7 @@
         ref.namespace_name,
         ref.dataset_name,
         ref.schema_facet
-    from references
+    from event_references
 {%- endmacro %}
 
 {#- The entries of the list column `list_column` as lineage_reference_entry structs (empty when absent). -#}
