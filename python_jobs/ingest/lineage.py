@@ -494,6 +494,27 @@ class Decision:
     staged: DataFrame
 
 
+def batch_time_range(counted: Sequence) -> tuple[int, int] | None:
+    """The first and last event time (Unix microseconds) of the batch's valid events, from the per-file
+    rows of ``_decide``; None when the batch holds none."""
+    firsts = [row["first_micros"] for row in counted if row["first_micros"] is not None]
+    lasts = [row["last_micros"] for row in counted if row["last_micros"] is not None]
+    return (min(firsts), max(lasts)) if firsts else None
+
+
+def stored_event_ids(spark: SparkSession, table: str, time_range: tuple[int, int] | None) -> DataFrame:
+    """The ids of the stored events that a batch's events could duplicate: only those with an event time
+    inside the batch's range. Two copies of an event have the same ``eventTime`` text (it is part of
+    ``event_id``) and so the same ``event_time``; the range is a literal, so Parquet skips the row
+    groups outside it, and a batch of recent events reads recent row groups instead of every id ever
+    stored."""
+    stored = spark.table(table).select("event_id", "event_time")
+    if time_range is None:
+        return stored.where(F.lit(False)).select("event_id")
+    first, last = (F.timestamp_micros(F.lit(micros)) for micros in time_range)
+    return stored.where(F.col("event_time").between(first, last)).select("event_id")
+
+
 def _decide(spark: SparkSession, staged: DataFrame, table: str) -> Decision:
     """Keeps the first copy (lowest ``ingest_seq``) of each event not already in the table. Decided
     on the narrow ``event_id, ingest_seq`` columns, so the wide rows are never shuffled; the result
@@ -505,13 +526,20 @@ def _decide(spark: SparkSession, staged: DataFrame, table: str) -> Decision:
     kept files (``dropped``). The file travels as ``file_key``, a 64-bit hash of its name, with
     ``min_by``: a string (or a ``min`` over a struct holding one) in the aggregation buffer makes Spark
     sort every id instead of hashing them (SortAggregate). The keys of the batch's few files are
-    checked to be distinct."""
+    checked to be distinct. The stored ids are read only within the batch's event-time range
+    (``stored_event_ids``), so the check follows the batch, not the table's history."""
     ids = staged.select(
-        "event_id", "ingest_seq", F.col("_metadata.file_path").alias("staged_file")
+        "event_id", "ingest_seq", "event_time", F.col("_metadata.file_path").alias("staged_file")
     ).withColumn("file_key", F.xxhash64("staged_file"))
+    valid_micros = F.unix_micros(F.when(F.col("event_id").isNotNull(), F.col("event_time")))
     counted = (
         ids.groupBy("staged_file", "file_key")
-        .agg(F.count(F.lit(1)).alias("rows"), F.count("event_id").alias("valid"))
+        .agg(
+            F.count(F.lit(1)).alias("rows"),
+            F.count("event_id").alias("valid"),
+            F.min(valid_micros).alias("first_micros"),
+            F.max(valid_micros).alias("last_micros"),
+        )
         .collect()
     )
     file_of_key = {row["file_key"]: row["staged_file"] for row in counted}
@@ -521,7 +549,7 @@ def _decide(spark: SparkSession, staged: DataFrame, table: str) -> Decision:
         ids.where(F.col("event_id").isNotNull())
         .groupBy("event_id")
         .agg(F.min("ingest_seq").alias("ingest_seq"), F.min_by("file_key", "ingest_seq").alias("file_key"))
-        .join(spark.table(table).select("event_id"), "event_id", "left_anti")
+        .join(stored_event_ids(spark, table, batch_time_range(counted)), "event_id", "left_anti")
     )
     kept_counts = {file_of_key[row["file_key"]]: row["kept"] for row in kept.groupBy("file_key").agg(
         F.count(F.lit(1)).alias("kept")).collect()}

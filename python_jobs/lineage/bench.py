@@ -152,7 +152,8 @@ def bench_size(
     more = work_dir / f"synthetic_{size}_plus_1pct.ndjson"
     first_run_after = (size + 1) // 2
     write_events(SyntheticSpec(events=extra, first_run=first_run_after), more)
-    ingest_lineage(spark, scoped, [more])
+    more_ingest_seconds, _ = timed(lambda: ingest_lineage(spark, scoped, [more]))
+    figures.add(part, "+1% events: ingest s", f"{more_ingest_seconds:.1f}")
     incremental_seconds, _ = timed(lambda: run_dbt(scoped, ["run", *MODEL_SELECTION]))
     figures.add(part, "+1% events: dbt run s (target <=15% of first)",
                 f"{incremental_seconds:.1f} ({incremental_seconds / build_seconds:.0%})")

@@ -10,7 +10,7 @@ import pytest
 
 from python_jobs.commands.lineage import LINEAGE_SAMPLES
 from python_jobs.commands.warehouse import table_fingerprint
-from python_jobs.ingest.lineage import ingest_lineage
+from python_jobs.ingest.lineage import ingest_lineage, stored_event_ids
 
 RUN_URL = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent"
 PRODUCER = "https://example.com/tests"
@@ -121,6 +121,39 @@ def test_ingest_seq_increases_across_runs_and_duplicates_across_runs(spark, isol
     assert [r["event_type"] for r in raw] == ["START", "COMPLETE"]
     assert raw[0]["ingest_seq"] < raw[1]["ingest_seq"]
     assert raw[0]["ingest_batch_id"] != raw[1]["ingest_batch_id"]
+
+
+def test_stored_ids_are_read_only_within_the_batch_event_times(spark, isolated_settings, tmp_path):
+    """A later batch is checked against the stored events of its own time range only, and still finds
+    an old event delivered again among new ones."""
+    old_run, new_run = "00000000-0000-4000-8000-0000000000b1", "00000000-0000-4000-8000-0000000000b2"
+    early = run_event(old_run, event_time="2026-01-01T00:00:00Z")
+    history = tmp_path / "history.jsonl"
+    history.write_text("\n".join(json.dumps(e) for e in [
+        early, run_event(old_run, "COMPLETE", event_time="2026-01-01T00:05:00.123456789Z"),
+    ]) + "\n")
+    redelivered = tmp_path / "redelivered.jsonl"
+    redelivered.write_text("\n".join(json.dumps(e) for e in [
+        run_event(new_run, event_time="2026-03-01T00:00:00+02:00"), early,
+    ]) + "\n")
+    assert ingest_lineage(spark, isolated_settings, [history]).accepted == 2
+    report = ingest_lineage(spark, isolated_settings, [redelivered])
+    assert (report.accepted, report.duplicates) == (1, 1)
+    assert ingest_lineage(spark, isolated_settings, [redelivered]).duplicates == 2
+
+    table = isolated_settings.table("raw", "lineage_events")
+    # 2026-01-01T00:00:01Z to 2026-01-31T00:00:00Z: only the stored COMPLETE is inside
+    in_range = stored_event_ids(spark, table, (1767225601000000, 1769817600000000))
+    assert in_range.count() == 1
+    spark.conf.set("spark.sql.maxMetadataStringLength", "10000")  # the plan text shortens long lists
+    try:
+        plan = in_range._jdf.queryExecution().executedPlan().toString()
+    finally:
+        spark.conf.unset("spark.sql.maxMetadataStringLength")
+    pushed = next(line for line in plan.splitlines() if "PushedFilters" in line)
+    assert "GreaterThanOrEqual(event_time,2026-01-01 00:00:01" in pushed
+    assert "LessThanOrEqual(event_time,2026-01-31 00:00:00" in pushed
+    assert stored_event_ids(spark, table, None).count() == 0
 
 
 def test_single_event_of_ten_megabytes(spark, isolated_settings, tmp_path):
