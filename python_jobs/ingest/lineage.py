@@ -494,12 +494,19 @@ class Decision:
     staged: DataFrame
 
 
+# An ``eventTime`` without an offset is read in the session's time zone (UTC in every target), so a copy
+# ingested under another zone gets another ``event_time``; a day on either side covers every zone.
+TIME_RANGE_MARGIN_MICROS = 24 * 3600 * 1_000_000
+
+
 def batch_time_range(counted: Sequence) -> tuple[int, int] | None:
     """The first and last event time (Unix microseconds) of the batch's valid events, from the per-file
-    rows of ``_decide``; None when the batch holds none."""
+    rows of ``_decide``, widened by ``TIME_RANGE_MARGIN_MICROS``; None when the batch holds none."""
     firsts = [row["first_micros"] for row in counted if row["first_micros"] is not None]
     lasts = [row["last_micros"] for row in counted if row["last_micros"] is not None]
-    return (min(firsts), max(lasts)) if firsts else None
+    if not firsts:
+        return None
+    return min(firsts) - TIME_RANGE_MARGIN_MICROS, max(lasts) + TIME_RANGE_MARGIN_MICROS
 
 
 def stored_event_ids(spark: SparkSession, table: str, time_range: tuple[int, int] | None) -> DataFrame:

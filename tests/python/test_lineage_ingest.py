@@ -10,7 +10,12 @@ import pytest
 
 from python_jobs.commands.lineage import LINEAGE_SAMPLES
 from python_jobs.commands.warehouse import table_fingerprint
-from python_jobs.ingest.lineage import ingest_lineage, stored_event_ids
+from python_jobs.ingest.lineage import (
+    TIME_RANGE_MARGIN_MICROS,
+    batch_time_range,
+    ingest_lineage,
+    stored_event_ids,
+)
 
 RUN_URL = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent"
 PRODUCER = "https://example.com/tests"
@@ -154,6 +159,34 @@ def test_stored_ids_are_read_only_within_the_batch_event_times(spark, isolated_s
     assert "GreaterThanOrEqual(event_time,2026-01-01 00:00:01" in pushed
     assert "LessThanOrEqual(event_time,2026-01-31 00:00:00" in pushed
     assert stored_event_ids(spark, table, None).count() == 0
+
+
+def test_batch_time_range_is_widened_by_a_day():
+    day = TIME_RANGE_MARGIN_MICROS
+    rows = [
+        {"first_micros": 5 * day, "last_micros": 7 * day},
+        {"first_micros": None, "last_micros": None},  # a staged file of rejected records only
+        {"first_micros": 3 * day, "last_micros": 4 * day},
+    ]
+    assert batch_time_range(rows) == (2 * day, 8 * day)
+    assert batch_time_range(rows[1:2]) is None
+
+
+def test_a_copy_read_in_another_session_time_zone_is_still_a_duplicate(spark, isolated_settings, tmp_path):
+    """``eventTime`` without an offset is read in the session's zone: a copy ingested under another zone
+    has another ``event_time``, and the time-bounded check must still find the stored event."""
+    event = run_event("00000000-0000-4000-8000-0000000000c1", event_time="2026-05-01T12:00:00")
+    first, copy = tmp_path / "first.jsonl", tmp_path / "copy.jsonl"
+    first.write_text(json.dumps(event) + "\n")
+    copy.write_text(json.dumps(event) + "\n")
+    assert ingest_lineage(spark, isolated_settings, [first]).accepted == 1
+    zone = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", "Pacific/Kiritimati")  # UTC+14, the farthest zone
+    try:
+        report = ingest_lineage(spark, isolated_settings, [copy])
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", zone)
+    assert (report.accepted, report.duplicates) == (0, 1)
 
 
 def test_single_event_of_ten_megabytes(spark, isolated_settings, tmp_path):
