@@ -85,3 +85,25 @@ def test_incremental_python_model_appends_only_new_rows(first_run, plugin_settin
     third = run_dbt(plugin_settings, ["run", "--select", "numbers", "append_py"], extra_vars={"row_count": 8})
     assert third.success
     assert spark.table(table).count() == 8
+
+
+def test_session_cursor_configures_spark_once_per_connection(spark, monkeypatch):
+    """Each dbt connection passes the profile's settings through the builder for its first statement
+    only, and runs the later ones on the same session."""
+    from dbt.adapters.spark_python.connections import SettingsOnceConnection
+    from pyspark.sql import SparkSession
+
+    built = []
+    get_or_create = SparkSession.Builder.getOrCreate
+    monkeypatch.setattr(SparkSession.Builder, "getOrCreate", lambda self: built.append(1) or get_or_create(self))
+    zone = spark.conf.get("spark.sql.session.timeZone")
+    connection = SettingsOnceConnection(server_side_parameters={"spark.sql.session.timeZone": zone})
+    answers = []
+    for value in range(3):
+        cursor = connection.cursor()
+        cursor.execute(f"select {value} as answer")
+        answers.append(cursor.fetchall()[0]["answer"])
+    assert answers == [0, 1, 2]
+    assert len(built) == 1
+    assert connection.configured_session() is connection.session
+    assert SettingsOnceConnection(server_side_parameters={}).configured_session().sparkContext is spark.sparkContext

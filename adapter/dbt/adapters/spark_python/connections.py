@@ -1,8 +1,17 @@
-"""Credentials and connection manager that only rename the adapter type."""
+"""Credentials and connection manager: dbt-spark's, renamed, with a session cursor that configures the
+SparkSession once per connection."""
+
+from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-from dbt.adapters.spark.connections import SparkConnectionManager, SparkCredentials
+from dbt.adapters.contracts.connection import Connection
+from dbt.adapters.spark import session as session_method
+from dbt.adapters.spark.connections import SparkConnectionManager, SparkConnectionMethod, SparkCredentials
+from dbt_common.exceptions import DbtRuntimeError
+from pyspark.sql import SparkSession
+from pyspark.sql.utils import AnalysisException
 
 ADAPTER_TYPE = "spark_python"
 
@@ -14,5 +23,56 @@ class SparkPythonCredentials(SparkCredentials):
         return ADAPTER_TYPE
 
 
+class SettingsOnceConnection(session_method.Connection):
+    """The ``session`` method's connection. dbt-spark's cursor passes every profile setting through
+    ``SparkSession.builder`` before each statement (a JVM call per setting, 2-4 ms a statement); this
+    one's cursors do it for the connection's first statement and reuse that session afterwards. dbt
+    opens a connection per model, so each model still starts from the profile's settings."""
+
+    def __init__(self, *, server_side_parameters: dict[Any, str] | None = None) -> None:
+        super().__init__(server_side_parameters=server_side_parameters)
+        self.session: SparkSession | None = None
+
+    def cursor(self) -> SettingsOnceCursor:
+        return SettingsOnceCursor(self)
+
+    def configured_session(self) -> SparkSession:
+        """The session of this connection's statements; built again when Spark was stopped meanwhile."""
+        if self.session is None or self.session.sparkContext._jsc is None:
+            builder = SparkSession.builder.enableHiveSupport()
+            for key, value in self.server_side_parameters.items():
+                builder = builder.config(key, value)
+            self.session = builder.getOrCreate()
+        return self.session
+
+
+class SettingsOnceCursor(session_method.Cursor):
+    def __init__(self, connection: SettingsOnceConnection) -> None:
+        super().__init__(server_side_parameters=connection.server_side_parameters)
+        self._connection = connection
+
+    def execute(self, sql: str, *parameters: Any) -> None:
+        if parameters:
+            sql = sql % parameters
+        try:
+            self._df = self._connection.configured_session().sql(sql)
+        except AnalysisException as exc:
+            raise DbtRuntimeError(str(exc)) from exc
+
+
 class SparkPythonConnectionManager(SparkConnectionManager):
     TYPE = ADAPTER_TYPE
+
+    @classmethod
+    def open(cls, connection: Connection) -> Connection:
+        opened = super().open(connection)
+        wrapper = opened.handle
+        if (
+            opened.credentials.method == SparkConnectionMethod.SESSION
+            and isinstance(wrapper, session_method.SessionConnectionWrapper)
+            and not isinstance(wrapper.handle, SettingsOnceConnection)
+        ):
+            opened.handle = session_method.SessionConnectionWrapper(
+                SettingsOnceConnection(server_side_parameters=opened.credentials.server_side_parameters)
+            )
+        return opened
