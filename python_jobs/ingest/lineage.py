@@ -495,8 +495,9 @@ class Decision:
 
 
 # An ``eventTime`` without an offset is read in the session's time zone (UTC in every target), so a copy
-# ingested under another zone gets another ``event_time``; a day on either side covers every zone.
-TIME_RANGE_MARGIN_MICROS = 24 * 3600 * 1_000_000
+# ingested under another zone gets another ``event_time``. Zones span UTC-12 to UTC+14, 26 hours apart;
+# two days on either side cover any pair.
+TIME_RANGE_MARGIN_MICROS = 48 * 3600 * 1_000_000
 
 
 def batch_time_range(counted: Sequence) -> tuple[int, int] | None:
