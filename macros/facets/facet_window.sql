@@ -16,13 +16,21 @@
     {{ return(none if value is none else value | int) }}
 {%- endmacro %}
 
-{% macro facet_seq_predicate(column, after=none, upto=none) -%}
+{#- `column` in (after, upto]; given `block_column` (raw.lineage_events' partition column), the same
+    bounds on the blocks, so Spark lists only those partitions. -#}
+{% macro facet_seq_predicate(column, after=none, upto=none, block_column=none) -%}
     {%- set bounds = [] -%}
     {%- if after is not none -%}
         {%- do bounds.append(column ~ ' > ' ~ (after | int)) -%}
+        {%- if block_column is not none -%}
+            {%- do bounds.append(block_column ~ ' >= ' ~ lineage_ingest_block((after | int) + 1)) -%}
+        {%- endif -%}
     {%- endif -%}
     {%- if upto is not none -%}
         {%- do bounds.append(column ~ ' <= ' ~ (upto | int)) -%}
+        {%- if block_column is not none -%}
+            {%- do bounds.append(block_column ~ ' <= ' ~ lineage_ingest_block(upto)) -%}
+        {%- endif -%}
     {%- endif -%}
     {{- bounds | join(' and ') if bounds else 'true' -}}
 {%- endmacro %}

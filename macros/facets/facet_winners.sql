@@ -74,7 +74,8 @@ load_winners as (
 {% if seq_upto is none -%}
 {{ facet_entry_ctes(ref('stg_lineage_events'), 'false') }},
 {%- else -%}
-{{ facet_entry_ctes(ref('stg_lineage_events'), facet_seq_predicate('source_events.ingest_seq', seq_from - 1, seq_upto)) }},
+{{ facet_entry_ctes(ref('stg_lineage_events'), facet_seq_predicate('source_events.ingest_seq', seq_from - 1, seq_upto,
+    'source_events.ingest_block')) }},
 {%- endif %}
 
 winner_texts as (

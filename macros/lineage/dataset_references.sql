@@ -18,7 +18,7 @@
             outputs,
             dataset
         from {{ ref('stg_lineage_events') }}
-        where ingest_seq > {{ window.low }} and ingest_seq <= {{ window.high }}
+        where {{ lineage_event_window(window) }}
     ),
 
     -- One explode over the three lists, each entry cut down to the fields used first: a union of

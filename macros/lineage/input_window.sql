@@ -10,7 +10,9 @@
   rule used before. A full build starts from -1.
 
   high: the highest `column` upstream past low, found with a literal filter so that Parquet
-  skips every file that holds nothing new. `has_new` is false when there is none: the model
+  skips every file that holds nothing new; given `block_column` (the partition column of
+  raw.lineage_events), only the partitions from low's block on are listed. `has_new` is false when
+  there is none: the model
   then compiles to an empty slice and lineage_input_marker tells the materialization to skip
   the insert (see dbt_spark_get_incremental_sql).
 
@@ -18,15 +20,17 @@
   need the property: their highest own `ingest_seq` is when the newest entity first appeared,
   and reading from there re-read almost every event on each build.
 #}
-{% macro lineage_input_window(upstream, column='ingest_seq', own_column=none) -%}
+{% macro lineage_input_window(upstream, column='ingest_seq', own_column=none, block_column=none) -%}
     {%- if not execute or not lineage_relation_exists(upstream) -%}
         {#- parse time, sqlfluff's templater, or an empty warehouse: bounds stay SQL -#}
         {%- set everything = 'select max(' ~ column ~ ') from ' ~ upstream -%}
         {{ return({'low': -1, 'high': '(' ~ everything ~ ')', 'has_new': true}) }}
     {%- endif -%}
     {%- set low = lineage_input_low(own_column) -%}
+    {%- set blocks = '' if block_column is none else
+        ' and ' ~ block_column ~ ' >= ' ~ lineage_ingest_block(low + 1) -%}
     {%- set high = lineage_scalar(
-        'select coalesce(max(' ~ column ~ '), -1) from ' ~ upstream ~ ' where ' ~ column ~ ' > ' ~ low,
+        'select coalesce(max(' ~ column ~ '), -1) from ' ~ upstream ~ ' where ' ~ column ~ ' > ' ~ low ~ blocks,
         none, upstream) -%}
     {{ return({'low': low, 'high': high if high > low else low, 'has_new': high > low}) }}
 {%- endmacro %}
@@ -151,4 +155,29 @@
     {%- do run_query('create or replace temporary view ' ~ view ~ ' as ' ~ select_sql) -%}
     {%- do run_query('insert into table ' ~ this ~ ' (' ~ column_list ~ ') select ' ~ column_list ~ ' from ' ~ view) -%}
     {%- do run_query('drop view if exists ' ~ view) -%}
+{%- endmacro %}
+
+{#
+  The rows of stg_lineage_events inside `window`: the ingest_seq bounds and the same bounds on
+  ingest_block, the raw table's partition column, so that Spark lists only the window's partitions
+  instead of opening every file ever ingested. `alias` qualifies the columns.
+#}
+{% macro lineage_event_window(window, alias=none) -%}
+    {%- set prefix = alias ~ '.' if alias else '' -%}
+    {{ prefix }}ingest_seq > {{ window.low }} and {{ prefix }}ingest_seq <= {{ window.high }}
+    {%- if window.high is number %}
+        and {{ prefix }}ingest_block between {{ lineage_ingest_block(window.low + 1) }}
+        and {{ lineage_ingest_block(window.high) }}
+    {%- endif -%}
+{%- endmacro %}
+
+{#- How many ingest_seq values a block of raw.lineage_events spans: INGEST_BLOCK_EVENTS of
+    python_jobs/ingest/lineage_contract.py (a test compares them). -#}
+{% macro lineage_ingest_block_events() -%}
+    {{ return(65536) }}
+{%- endmacro %}
+
+{#- The block of a known ingest_seq. -#}
+{% macro lineage_ingest_block(ingest_seq) -%}
+    {{ return((ingest_seq | int) // lineage_ingest_block_events()) }}
 {%- endmacro %}

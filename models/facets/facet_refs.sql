@@ -13,7 +13,8 @@
 {%- set seq_after = facet_scalar(this, 'max(ingest_seq)') if is_incremental() else none -%}
 
 with
-{{ facet_entry_ctes(ref('stg_lineage_events'), facet_seq_predicate('source_events.ingest_seq', seq_after, facet_ingest_seq_upto())) }},
+{{ facet_entry_ctes(ref('stg_lineage_events'), facet_seq_predicate('source_events.ingest_seq', seq_after, facet_ingest_seq_upto(),
+    'source_events.ingest_block')) }},
 
 classification as (
     select

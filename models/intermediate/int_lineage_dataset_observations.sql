@@ -1,6 +1,7 @@
 {{ config(materialized='incremental', incremental_strategy='append', on_schema_change='append_new_columns',
     post_hook="{{ lineage_record_input_through() }}") }}
-{%- set window = lineage_input_window(ref('stg_lineage_events'), 'ingest_seq', own_column='ingest_seq') %}
+{%- set window = lineage_input_window(ref('stg_lineage_events'), 'ingest_seq', own_column='ingest_seq',
+    block_column='ingest_block') %}
 {{ lineage_input_marker(window) }}
 
 {#- One row per dataset named by an event. Appends the events past the watermark. A stable

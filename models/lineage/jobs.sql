@@ -1,6 +1,6 @@
 {{ config(materialized='incremental', incremental_strategy='append',
     post_hook="{{ lineage_record_input_through() }}") }}
-{%- set window = lineage_input_window(ref('stg_lineage_events'), 'ingest_seq') %}
+{%- set window = lineage_input_window(ref('stg_lineage_events'), 'ingest_seq', block_column='ingest_block') %}
 {{ lineage_input_marker(window) }}
 
 {#- Every job of a RunEvent or JobEvent; appended once, when first seen. -#}
@@ -11,7 +11,7 @@ with new_events as (
         job_namespace,
         job_name
     from {{ ref('stg_lineage_events') }}
-    where job_name is not null and ingest_seq > {{ window.low }} and ingest_seq <= {{ window.high }}
+    where job_name is not null and {{ lineage_event_window(window) }}
 ),
 
 first_seen as (

@@ -1,6 +1,6 @@
 {{ config(materialized='incremental', incremental_strategy='append',
     post_hook="{{ lineage_record_input_through() }}") }}
-{%- set window = lineage_input_window(ref('stg_lineage_events'), 'ingest_seq') %}
+{%- set window = lineage_input_window(ref('stg_lineage_events'), 'ingest_seq', block_column='ingest_block') %}
 {{ lineage_input_marker(window) }}
 
 {#- Every namespace named by a job or a dataset; appended once, when first seen. -#}
@@ -14,7 +14,7 @@ with new_events as (
         events.outputs.namespace as output_namespaces,
         events.dataset.namespace as event_dataset_namespace
     from {{ ref('stg_lineage_events') }} as events
-    where events.ingest_seq > {{ window.low }} and events.ingest_seq <= {{ window.high }}
+    where {{ lineage_event_window(window, 'events') }}
 ),
 
 named as (

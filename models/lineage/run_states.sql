@@ -1,6 +1,7 @@
 {{ config(materialized='incremental', incremental_strategy='append',
     post_hook="{{ lineage_record_input_through() }}") }}
-{%- set window = lineage_input_window(ref('stg_lineage_events'), 'ingest_seq', own_column='ingest_seq') %}
+{%- set window = lineage_input_window(ref('stg_lineage_events'), 'ingest_seq', own_column='ingest_seq',
+    block_column='ingest_block') %}
 {{ lineage_input_marker(window) }}
 
 {#- One row per run event (Marquez's run_states): append-only, so a COMPLETE that arrives in a
@@ -17,4 +18,4 @@ select
     event_id,
     ingest_seq
 from {{ ref('stg_lineage_events') }}
-where event_kind = 'RunEvent' and ingest_seq > {{ window.low }} and ingest_seq <= {{ window.high }}
+where event_kind = 'RunEvent' and {{ lineage_event_window(window) }}

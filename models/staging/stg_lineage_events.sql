@@ -24,7 +24,8 @@ with source_events as (
         source_file,
         source_line,
         ingest_batch_id,
-        ingested_at
+        ingested_at,
+        ingest_block
     from {{ source('raw', 'lineage_events') }}
 )
 
@@ -52,5 +53,6 @@ select
     source_file,
     source_line,
     ingest_batch_id,
-    ingested_at
+    ingested_at,
+    ingest_block
 from source_events

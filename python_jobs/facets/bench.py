@@ -15,7 +15,7 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from python_jobs.dbt import run_dbt
-from python_jobs.facets.raw_events import contract_row
+from python_jobs.facets.raw_events import append_raw_frame, contract_row
 from python_jobs.facets.synthetic import NAMESPACE, SyntheticConfig, dataset_name, synthetic_events
 from python_jobs.ingest.lineage_contract import RAW_LINEAGE_EVENTS
 from python_jobs.keys import dataset_uuid
@@ -63,7 +63,7 @@ def append_synthetic_raw(
     path = work_dir / f"raw-{start}-{stop}.ndjson"
     written = write_contract_ndjson(path, config, start, stop)
     frame = spark.read.schema(RAW_LINEAGE_EVENTS).option("mode", "FAILFAST").json(str(path))
-    frame.write.format("parquet").mode("append").saveAsTable(settings.table("raw", "lineage_events"))
+    append_raw_frame(spark, settings, frame)
     path.unlink()
     return written
 

@@ -15,7 +15,8 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
-from python_jobs.ingest.lineage_contract import RAW_LINEAGE_EVENTS
+from python_jobs.ingest.lineage import ensure_lineage_tables
+from python_jobs.ingest.lineage_contract import INGEST_BLOCK_EVENTS, RAW_LINEAGE_EVENTS
 from python_jobs.settings import Settings
 
 Event = Mapping[str, Any]
@@ -99,6 +100,7 @@ def contract_row(
         "source_line": source_line,
         "ingest_batch_id": batch_id,
         "ingested_at": datetime(2026, 1, 1),
+        "ingest_block": ingest_seq // INGEST_BLOCK_EVENTS,
     }
 
 
@@ -109,8 +111,13 @@ def raw_events_frame(spark: SparkSession, rows: Iterable[Mapping[str, Any]]) -> 
 
 def append_raw_events(spark: SparkSession, settings: Settings, rows: Iterable[Mapping[str, Any]]) -> None:
     """Appends rows to ``raw.lineage_events`` of ``settings``' prefix, creating the table if needed."""
-    frame = raw_events_frame(spark, rows)
-    frame.write.format("parquet").mode("append").saveAsTable(settings.table("raw", "lineage_events"))
+    append_raw_frame(spark, settings, raw_events_frame(spark, rows))
+
+
+def append_raw_frame(spark: SparkSession, settings: Settings, frame: DataFrame) -> None:
+    """Appends contract rows (in any column order) to the partitioned raw table, creating it if needed."""
+    ensure_lineage_tables(spark, settings)
+    frame.select(*RAW_LINEAGE_EVENTS.fieldNames()).write.insertInto(settings.table("raw", "lineage_events"))
 
 
 def append_events(

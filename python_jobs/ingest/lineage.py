@@ -10,15 +10,17 @@ One run parses the input once and writes the wide rows once:
    the scalars as text; a second one with the scalars as ``variant``, to check their JSON types, only
    for the few records whose text could hide a non-string value) and writes the
    whole batch in the column layout of ``raw.lineage_events`` to a folder ``_ingest-<batch id>``
-   inside the raw table's folder (Spark does not list folders starting with ``_``); a rejected
-   record is written with a null ``event_id``;
+   inside the raw table's folder (Spark does not list folders starting with ``_``), in one
+   sub-folder per ``ingest_block`` (the table's partitions); a rejected record is written with a
+   null ``event_id``;
 3. decides on the narrow staged ``event_id, ingest_seq`` columns which rows are kept (first copy in
    ingest order per ``event_id``, not already in the table), collected as a row per staged file;
 4. appends the rejected records to the audit table (reason worked out again from the text: few
-   records; anti-join on ``rejection_id``: re-ingesting a bad file adds nothing), then moves every
-   staged file whose rows are all kept into the raw table's folder (a rename: the wide rows are
-   written once) and rewrites only the files that hold rejected or duplicate rows. A raw table in
-   another format than plain Parquet (Delta...) gets the kept rows through Spark instead.
+   records; anti-join on ``rejection_id``: re-ingesting a bad file adds nothing), registers the
+   batch's partitions, then moves every staged file whose rows are all kept into its partition's
+   folder (a rename: the wide rows are written once) and rewrites only the files that hold rejected
+   or duplicate rows. A raw table in another format than plain Parquet (Delta...) gets the kept
+   rows through Spark instead.
 
 A crash leaves either nothing or a part of the batch's files in the raw table; ingesting the same
 files again stores the rest (the stored events count as duplicates). The next run deletes staging
@@ -40,16 +42,22 @@ JSON string), and from the variant parse elsewhere, so ids do not depend on whic
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StructField, StructType
 
-from python_jobs.ingest.lineage_contract import RAW_LINEAGE_EVENTS, RAW_LINEAGE_EVENTS_REJECTED
+from python_jobs.ingest.lineage_contract import (
+    INGEST_BLOCK_EVENTS,
+    RAW_LINEAGE_EVENTS,
+    RAW_LINEAGE_EVENTS_REJECTED,
+    RAW_PARTITION_COLUMN,
+)
 from python_jobs.keys import name_uuid
 from python_jobs.lineage import event_parsing as ep
 from python_jobs.lineage.files import InputFile, discover
@@ -84,12 +92,73 @@ class IngestReport:
 
 
 def ensure_lineage_tables(spark: SparkSession, settings: Settings, file_format: str = "parquet") -> None:
-    """Creates the raw and audit tables when missing (dbt's on-run-start does the same in SQL)."""
+    """Creates the raw and audit tables when missing (dbt's on-run-start does the same in SQL), and
+    partitions a raw table that an older version wrote without partitions."""
     ensure_schemas(spark, settings, ("raw", "audit"))
-    for (layer, name), schema in ((RAW_TABLE, RAW_LINEAGE_EVENTS), (REJECTED_TABLE, REJECTED_SCHEMA)):
-        table = settings.table(layer, name)
-        if not spark.catalog.tableExists(table):
-            spark.createDataFrame([], schema).write.format(file_format).saveAsTable(table)
+    raw_table = settings.table(*RAW_TABLE)
+    partition_raw_table(spark, raw_table, file_format)
+    if not spark.catalog.tableExists(raw_table):
+        _create_raw_table(spark, raw_table, file_format)
+    rejected_table = settings.table(*REJECTED_TABLE)
+    if not spark.catalog.tableExists(rejected_table):
+        spark.createDataFrame([], REJECTED_SCHEMA).write.format(file_format).saveAsTable(rejected_table)
+
+
+def _create_raw_table(spark: SparkSession, table: str, file_format: str) -> None:
+    empty = spark.createDataFrame([], RAW_LINEAGE_EVENTS)
+    empty.write.format(file_format).partitionBy(RAW_PARTITION_COLUMN).saveAsTable(table)
+
+
+def is_partitioned_by_block(spark: SparkSession, table: str) -> bool:
+    return any(c.name == RAW_PARTITION_COLUMN and c.isPartition for c in spark.catalog.listColumns(table))
+
+
+def partition_raw_table(spark: SparkSession, table: str, file_format: str = "parquet") -> None:
+    """Rewrites a raw table of an older version (no ``ingest_block``) into the partitioned layout, once.
+
+    The rows are copied into ``<table>__partitioned``; then the old table is renamed away, the copy
+    renamed in, and the old one dropped. Each step can be interrupted: the next run finishes a swap
+    whose copy is complete (the old table renamed away, no table under the name), redoes a copy
+    that the old table still stands beside, and drops what is left of the old table."""
+    copy, old = f"{table}__partitioned", f"{table}__unpartitioned"
+    exists = spark.catalog.tableExists
+    if not exists(table) and exists(old) and exists(copy):
+        spark.sql(f"alter table {copy} rename to {table}")
+    if exists(table) and not is_partitioned_by_block(spark, table):
+        spark.sql(f"drop table if exists {copy}")
+        _create_raw_table(spark, copy, file_format)
+        rows = spark.table(table).withColumn(RAW_PARTITION_COLUMN, ingest_block())
+        with _session_conf(spark, UNSORTED_PARTITION_WRITES):
+            rows.select(*RAW_COLUMNS).write.option("compression", RAW_COMPRESSION).insertInto(copy)
+        spark.sql(f"alter table {table} rename to {old}")
+        spark.sql(f"alter table {copy} rename to {table}")
+    spark.sql(f"drop table if exists {old}")
+
+
+def ingest_block(ingest_seq_column: str = "ingest_seq") -> Column:
+    """The block of an ``ingest_seq``, as SQL's integer ``div`` computes it (the dbt macros too)."""
+    return F.expr(f"`{ingest_seq_column}` div {INGEST_BLOCK_EVENTS}")
+
+
+# Spark sorts the rows of each task by the partition column before a partitioned write, unless it may
+# keep a writer open per partition. A task's rows come in ingest_seq order and span one or two blocks,
+# so the sort would only copy the wide rows once more.
+UNSORTED_PARTITION_WRITES = {"spark.sql.maxConcurrentOutputFileWriters": "16"}
+
+
+@contextmanager
+def _session_conf(spark: SparkSession, settings: dict[str, str]) -> Iterator[None]:
+    before = {key: spark.conf.get(key, None) for key in settings}
+    for key, value in settings.items():
+        spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, value in before.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -316,6 +385,7 @@ def batch_rows(placed_records: DataFrame, batch_id: str) -> DataFrame:
         "event_id": F.when(accepted, F.col("event_id")),
         "ingest_batch_id": F.lit(batch_id),
         "ingested_at": F.current_timestamp(),
+        RAW_PARTITION_COLUMN: ingest_block(),
     }
     return placed_records.select(
         *[columns.get(field.name, F.col(field.name)).cast(field.dataType).alias(field.name)
@@ -327,9 +397,20 @@ def batch_rows(placed_records: DataFrame, batch_id: str) -> DataFrame:
 # The run
 
 
-def _max_ingest_seq(spark: SparkSession, table: str) -> int:
-    value = spark.table(table).agg(F.max("ingest_seq")).first()[0]
-    return int(value) if value is not None else 0
+def _max_ingest_seq(spark: SparkSession, table: str, partitioned_files: bool) -> int:
+    """The table's highest ``ingest_seq``, read from its highest non-empty block when the partitions
+    are in the metastore (a crashed run may leave an added partition empty), so that it does not read
+    every file ever ingested."""
+    events = spark.table(table)
+    if not partitioned_files:
+        value = events.agg(F.max("ingest_seq")).first()[0]
+        return int(value) if value is not None else 0
+    partitions = spark.sql(f"show partitions {table}").collect()
+    for block in sorted((int(row[0].split("=", 1)[1]) for row in partitions), reverse=True):
+        value = events.where(F.col(RAW_PARTITION_COLUMN) == block).agg(F.max("ingest_seq")).first()[0]
+        if value is not None:
+            return int(value)
+    return 0
 
 
 def _batch_id(files: Sequence[InputFile], base_seq: int) -> str:
@@ -372,9 +453,15 @@ class HadoopFiles:
     def path_of_uri(self, uri: str) -> str:
         return self._jvm.org.apache.hadoop.fs.Path(self._jvm.java.net.URI(uri)).toString()
 
+    def parent_name(self, file_uri: str) -> str:
+        """The name of the folder holding a file (a partition folder such as ``ingest_block=3``)."""
+        return self._jvm.org.apache.hadoop.fs.Path(self._jvm.java.net.URI(file_uri)).getParent().getName()
+
     def move_into(self, file_uri: str, folder: str) -> None:
         source = self._jvm.org.apache.hadoop.fs.Path(self._jvm.java.net.URI(file_uri))
-        target = self._jvm.org.apache.hadoop.fs.Path(self._jvm.org.apache.hadoop.fs.Path(folder), source.getName())
+        folder_path = self._jvm.org.apache.hadoop.fs.Path(folder)
+        target = self._jvm.org.apache.hadoop.fs.Path(folder_path, source.getName())
+        self._fs(folder_path).mkdirs(folder_path)
         if not self._fs(source).rename(source, target):
             raise RuntimeError(f"could not move {file_uri} into {folder}")
 
@@ -392,13 +479,16 @@ class HadoopFiles:
 
 
 def _table_files(spark: SparkSession, hadoop: HadoopFiles, table: str) -> TableFiles | None:
-    """The table's folder when it is an unpartitioned Parquet table; None for other formats
-    (Delta, Iceberg...), which must be written through Spark."""
+    """The table's folder when it is a Parquet table partitioned by ``ingest_block`` alone; None for
+    other formats (Delta, Iceberg...), which must be written through Spark."""
     details = {row["col_name"]: row["data_type"] for row in spark.sql(f"describe formatted {table}").collect()}
-    if str(details.get("Provider", "")).lower() != "parquet" or "# Partition Information" in details:
+    if str(details.get("Provider", "")).lower() != "parquet":
         return None
+    partition_columns = [c.name for c in spark.catalog.listColumns(table) if c.isPartition]
     location = details.get("Location")
-    return TableFiles(hadoop.path_of_uri(location)) if location else None
+    if partition_columns != [RAW_PARTITION_COLUMN] or not location:
+        return None
+    return TableFiles(hadoop.path_of_uri(location))
 
 
 def ingest_lineage(
@@ -409,13 +499,13 @@ def ingest_lineage(
     ensure_lineage_tables(spark, settings, file_format)
     raw_table = settings.table(*RAW_TABLE)
     rejected_table = settings.table(*REJECTED_TABLE)
-    base_seq = _max_ingest_seq(spark, raw_table)
+    hadoop = HadoopFiles(spark)
+    table_files = _table_files(spark, hadoop, raw_table)
+    base_seq = _max_ingest_seq(spark, raw_table, partitioned_files=table_files is not None)
     batch_id = _batch_id(files, base_seq)
     if not files:
         return IngestReport(0, skipped, 0, 0, 0, 0, batch_id, time.monotonic() - started)
 
-    hadoop = HadoopFiles(spark)
-    table_files = _table_files(spark, hadoop, raw_table)
     batch_dir = (
         table_files.staging(batch_id) if table_files
         else str(settings.lineage_home / "ingest" / f"lineage-{batch_id}")
@@ -427,8 +517,9 @@ def ingest_lineage(
         records = frame_records(spark, files)
         placed, read = placement(spark, block_stats(records), files, base_seq)
         rows = batch_rows(place_records(parse_records(records), placed), batch_id)
-        rows.write.option("compression", RAW_COMPRESSION).parquet(batch_dir)
-        staged = spark.read.parquet(batch_dir)
+        with _session_conf(spark, UNSORTED_PARTITION_WRITES):
+            rows.write.partitionBy(RAW_PARTITION_COLUMN).option("compression", RAW_COMPRESSION).parquet(batch_dir)
+        staged = spark.read.schema(RAW_LINEAGE_EVENTS).parquet(batch_dir)
         decision = _decide(spark, staged, raw_table)
         if decision.rows != read:
             raise RuntimeError(
@@ -592,8 +683,16 @@ def _append_accepted(
             decision.staged.where(F.col("_metadata.file_path").isin(rewrite) & F.col("event_id").isNotNull())
             .join(F.broadcast(decision.dropped), ["ingest_seq"], "left_anti")
         )
-        rows.select(*RAW_COLUMNS).write.option("compression", RAW_COMPRESSION).insertInto(table)
+        with _session_conf(spark, UNSORTED_PARTITION_WRITES):
+            rows.select(*RAW_COLUMNS).write.option("compression", RAW_COMPRESSION).insertInto(table)
     if table_files and whole:
+        # The partitions are registered before any file moves in: a file moved into a folder the
+        # metastore does not know yet would stay invisible, and a later ingest of the same events would
+        # store them again.
+        folders = {name: hadoop.parent_name(name) for name in whole}
+        blocks = sorted({int(folder.split("=", 1)[1]) for folder in folders.values()})
+        partitions = " ".join(f"partition ({RAW_PARTITION_COLUMN}={block})" for block in blocks)
+        spark.sql(f"alter table {table} add if not exists {partitions}")
         for name in sorted(whole):
-            hadoop.move_into(name, table_files.location)
+            hadoop.move_into(name, f"{table_files.location.rstrip('/')}/{folders[name]}")
         spark.catalog.refreshTable(table)

@@ -6,6 +6,12 @@ reader keeps a nested object as its JSON text when the target type is a string, 
 facet is never expanded into columns, and the facet models only split maps into rows.
 
 Columns may be added here; renaming or removing one breaks the models.
+
+The table is partitioned by ``ingest_block = ingest_seq div INGEST_BLOCK_EVENTS``. Each model reads
+a window of ``ingest_seq`` and names its blocks too (``lineage_event_window``), so Spark lists only
+the partitions of the window: without them every scan opened the footer of every file ever
+ingested, and each ingest run adds files, so a build's cost grew with the number of past runs.
+A block holds at most ``INGEST_BLOCK_EVENTS`` events, however many runs wrote them.
 """
 
 from __future__ import annotations
@@ -66,8 +72,13 @@ RAW_LINEAGE_EVENTS = StructType(
         StructField("source_line", LongType()),  # line number (NDJSON) or array index (JSON arrays), from 1
         StructField("ingest_batch_id", StringType(), nullable=False),
         StructField("ingested_at", TimestampType(), nullable=False),  # wall clock of the ingest run
+        StructField("ingest_block", LongType(), nullable=False),  # the partition: ingest_seq div INGEST_BLOCK_EVENTS
     ]
 )
+RAW_PARTITION_COLUMN = "ingest_block"
+# 2^16: a 1% increment of a million events reads one or two blocks. The dbt macro
+# lineage_ingest_block_events returns the same number (a test compares them).
+INGEST_BLOCK_EVENTS = 65536
 
 RAW_LINEAGE_EVENTS_REJECTED = StructType(
     [
