@@ -38,12 +38,14 @@ def test_clean_files_are_moved_and_mixed_files_rewritten(spark, isolated_setting
     stale = folder / f"{STAGING_PREFIX}left-by-a-crash"
     stale.mkdir()
     (stale / "part-0.parquet").write_text("not parquet")
-    before = {p.name for p in folder.glob("*.parquet")}
+    # the files live in the partition folders (ingest_block=0 here)
+    before = {p.name for p in folder.glob("ingest_block=*/*.parquet")}
+    assert before
 
     report = ingest_lineage(spark, isolated_settings, [clean, mixed])
     assert (report.read, report.accepted, report.rejected, report.duplicates) == (9, 2, 1, 6)
     assert not [p for p in folder.iterdir() if p.name.startswith(STAGING_PREFIX)]
-    assert {p.name for p in folder.glob("*.parquet")} > before
+    assert {p.name for p in folder.glob("ingest_block=*/*.parquet")} > before
 
     raw = spark.table(isolated_settings.table("raw", "lineage_events"))
     stored = sorted((Path(r.source_file).name, r.source_line) for r in raw.collect())
