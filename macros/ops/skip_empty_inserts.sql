@@ -9,7 +9,7 @@
     {%- if lineage_nothing_new(model.compiled_code) -%}
         select '{{ target }}: nothing new, insert skipped' as lineage_input
     {%- elif lineage_direct_append() -%}
-        {%- set columns = adapter.get_columns_in_relation(target) | map(attribute='quoted') | join(', ') -%}
+        {%- set columns = '`' ~ lineage_table_columns(target) | join('`, `') ~ '`' -%}
         insert into table {{ target }}
         select {{ columns }} from (
             {{ model.compiled_code }}
@@ -43,4 +43,20 @@
         and (config.get('incremental_strategy') or 'append') == 'append'
         and (config.get('on_schema_change') or 'ignore') == 'ignore'
     ) }}
+{%- endmacro %}
+
+{#-
+  The column names of a table, in order: from the schema tree in dbt's relation cache (filled
+  by `show table extended` at the start of the run; a direct append never changes a table's
+  columns), or from `describe` when the table was created during the run.
+-#}
+{% macro lineage_table_columns(relation) -%}
+    {%- set cached = adapter.get_relation(
+        database=relation.database, schema=relation.schema, identifier=relation.identifier) -%}
+    {%- set names = modules.re.findall('(?m)^ \\|-- ([^:]+): ', cached.information or '')
+        if cached is not none else [] -%}
+    {%- if names -%}
+        {{ return(names) }}
+    {%- endif -%}
+    {{ return(adapter.get_columns_in_relation(relation) | map(attribute='name') | list) }}
 {%- endmacro %}

@@ -30,8 +30,23 @@
     {{ return(local_md5(parts | join('\n--\n'))) }}
 {%- endmacro %}
 
-{#- One table property of `relation`, or none when it is not set. -#}
+{#-
+  One table property of `relation`, or none when it is not set. dbt-spark fills its relation
+  cache at the start of a run with `show table extended`, whose text lists each table's
+  properties; reading them there saves a statement per model. The properties read here (a
+  model's own input window and view fingerprint) only change in that model's own post-hook or
+  DDL, after the read. A relation created during the run has no cached text: asked directly.
+-#}
 {% macro lineage_relation_property(relation, key) -%}
+    {%- set cached = adapter.get_relation(
+        database=relation.database, schema=relation.schema, identifier=relation.identifier) -%}
+    {%- set information = cached.information if cached is not none else none -%}
+    {%- if information -%}
+        {%- set listed = modules.re.search('(?m)^Table Properties: \\[(.*)\\]$', information) -%}
+        {%- set found = modules.re.search(
+            '(?:^|, )' ~ modules.re.escape(key) ~ '=([^,]*)', listed.group(1)) if listed else none -%}
+        {{ return(found.group(1) if found else none) }}
+    {%- endif -%}
     {%- for row in run_query('show tblproperties ' ~ relation) -%}
         {%- if row[0] == key -%}
             {{ return(row[1]) }}

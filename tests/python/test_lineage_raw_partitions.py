@@ -161,3 +161,14 @@ def test_windows_name_their_blocks_and_miss_no_event_across_block_edges(spark, i
     assert jobs == {f"job_{seq}" for seq in (edge - 3, edge - 2, edge - 1, edge, edge + 1, 3 * edge + 5)}
     assert spark.table(f"{lineage}.run_states").count() == 6
     assert spark.table(f"{lineage}.namespaces").count() == 1
+
+    # A build that adds no job still moves the jobs window on (the recorded table property, read
+    # from dbt's relation cache), so the next one starts after it, not after the newest job.
+    known_job = {**run_event(4 * edge), "job": {"namespace": "blocks", "name": f"job_{edge}"}}
+    append_raw_events(spark, isolated_settings, [contract_row(known_job, 4 * edge, "blocks.ndjson", 1)])
+    run_dbt(isolated_settings, selection)
+    append([5 * edge])
+    compiled = {r.node.name: r.node.compiled_code for r in run_dbt(isolated_settings, selection).result.results}
+    assert re.search(rf"ingest_seq > {4 * edge} and ingest_seq <= {5 * edge}\s+and ingest_block between 4\s+and 5\b",
+                     compiled["jobs"])
+    assert spark.table(f"{lineage}.jobs").count() == 7
