@@ -469,6 +469,14 @@ class HadoopFiles:
         path = self._jvm.org.apache.hadoop.fs.Path(folder)
         self._fs(path).delete(path, True)
 
+    def children(self, folder: str) -> list[tuple[str, bool, int]]:
+        """``(name, is_folder, bytes)`` of each entry of a folder; empty when the folder is missing."""
+        path = self._jvm.org.apache.hadoop.fs.Path(folder)
+        fs = self._fs(path)
+        if not fs.exists(path):
+            return []
+        return [(s.getPath().getName(), bool(s.isDirectory()), int(s.getLen())) for s in fs.listStatus(path)]
+
     def delete_children(self, folder: str, prefix: str) -> None:
         path = self._jvm.org.apache.hadoop.fs.Path(folder)
         fs = self._fs(path)

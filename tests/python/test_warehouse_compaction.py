@@ -1,0 +1,125 @@
+"""``warehouse compact``: many appended files become few, and nothing else about the table changes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from python_jobs.commands.warehouse import warehouse_fingerprint
+from python_jobs.compaction import (
+    COMPACTED_MARK,
+    compact_warehouse,
+    compacted_name,
+    data_files,
+    needs_compaction,
+    output_file_count,
+    stale_folders,
+)
+
+
+def test_output_file_count_and_threshold() -> None:
+    assert output_file_count(0) == 1
+    assert output_file_count(128 * 1024 * 1024) == 1
+    assert output_file_count(128 * 1024 * 1024 + 1) == 2
+    small = [(f"part-{i}", 1000) for i in range(5)]
+    assert needs_compaction(small, min_files=5)
+    assert not needs_compaction(small, min_files=6)
+    assert not needs_compaction(small[:1], min_files=1)  # one file is as compact as it gets
+    big = [(f"part-{i}", 200 * 1024 * 1024) for i in range(2)]
+    assert not needs_compaction(big, min_files=2)  # a rewrite would give two files again
+
+
+def test_data_files_skip_hidden_entries_and_folders() -> None:
+    entries = [("part-1.parquet", False, 10), ("_SUCCESS", False, 0), (".part-1.crc", False, 1), ("sub", True, 0)]
+    assert data_files(entries) == [("part-1.parquet", 10)]
+
+
+def test_folder_names() -> None:
+    name = compacted_name("jobs", ["b", "a"])
+    assert name.startswith("jobs" + COMPACTED_MARK)
+    assert name == compacted_name("jobs", ["a", "b"])
+    assert name != compacted_name("jobs", ["a", "c"])
+    siblings = ["jobs", name, "jobs__compacted-0123", "jobs_history", "other"]
+    assert stale_folders(name, siblings) == ["jobs", "jobs__compacted-0123"]
+    assert stale_folders("jobs", siblings) == sorted([name, "jobs__compacted-0123"])
+
+
+def _local(location: str) -> Path:
+    return Path(location.removeprefix("file:"))
+
+
+def _location(spark, table: str) -> str:
+    return spark.sql(f"describe formatted {table}").where("col_name = 'Location'").first()[1]
+
+
+def test_compaction_keeps_rows_properties_and_append_order(spark, isolated_settings) -> None:
+    staging = isolated_settings.schema("staging")
+    table, small, parted = f"{staging}.appended", f"{staging}.few_files", f"{staging}.parted"
+    spark.sql(f"create table {table} (ingest_seq bigint, name string) using parquet comment 'kept' "
+              "tblproperties ('lineage.input_through' = '40')")
+    for batch in range(5):
+        values = ", ".join(f"({batch * 10 + i}, 'n{batch}-{i}')" for i in range(10))
+        spark.sql(f"insert into {table} values {values}")
+    spark.sql(f"create table {small} (a int) using parquet")
+    spark.sql(f"insert into {small} values (1)")
+    spark.sql(f"create table {parted} (a int, p int) using parquet partitioned by (p)")
+    for batch in range(5):
+        spark.sql(f"insert into {parted} values ({batch}, 1)")
+    spark.sql(f"create view {staging}.a_view as select * from {table}")
+    original = _local(_location(spark, table))
+    # A folder that a compaction which stopped before switching the table left behind.
+    orphan = original.parent / f"appended{COMPACTED_MARK}deadbeefdeadbeef"
+    orphan.mkdir()
+    (orphan / "part-0.parquet").write_bytes(b"not parquet")
+    before = warehouse_fingerprint(spark, isolated_settings)
+    files = len(spark.table(table).inputFiles())
+    assert files >= 5
+
+    planned = compact_warehouse(spark, isolated_settings, min_files=5, dry_run=True)
+    assert [(c.table, c.files_before) for c in planned] == [(table, files)]
+    assert len(spark.table(table).inputFiles()) == files
+
+    done = compact_warehouse(spark, isolated_settings, min_files=5)
+    assert [(c.table, c.files_before, c.files_after) for c in done] == [(table, files, 1)]
+    assert warehouse_fingerprint(spark, isolated_settings) == before
+    assert len(spark.table(table).inputFiles()) == 1
+    assert len(spark.table(parted).inputFiles()) == 5  # partitioned tables are left alone
+    assert not original.exists() and not orphan.exists()
+    assert _local(_location(spark, table)).name.startswith("appended" + COMPACTED_MARK)
+    properties = {row["key"]: row["value"] for row in spark.sql(f"show tblproperties {table}").collect()}
+    assert properties["lineage.input_through"] == "40"
+    assert spark.sql(f"describe table extended {table}").where("col_name = 'Comment'").first()[1] == "kept"
+    # The rewritten file keeps the order of the appends (files of one append: by write time, then
+    # name), so a window on ingest_seq still maps to a range of rows.
+    batches_in_file_order = [row["ingest_seq"] // 10 for row in spark.table(table).collect()]
+    assert batches_in_file_order == sorted(batches_in_file_order)
+
+    # The table goes on as before: appends land beside the compacted file, and a second run only
+    # rewrites when there are enough files again.
+    spark.sql(f"insert into {table} values (50, 'n5-0')")
+    assert spark.table(table).count() == 51
+    files = len(spark.table(table).inputFiles())
+    assert compact_warehouse(spark, isolated_settings, min_files=files + 1) == []
+    first_compacted = _local(_location(spark, table))
+    done = compact_warehouse(spark, isolated_settings, min_files=files)
+    assert [(c.table, c.files_before, c.files_after) for c in done] == [(table, files, 1)]
+    assert not first_compacted.exists()
+    assert spark.table(table).count() == 51
+
+
+def test_a_switch_whose_old_folder_was_not_deleted_is_cleaned_up(spark, isolated_settings) -> None:
+    staging = isolated_settings.schema("staging")
+    table = f"{staging}.switched"
+    spark.sql(f"create table {table} (a int) using parquet")
+    for value in range(3):
+        spark.sql(f"insert into {table} values ({value})")
+    original = _location(spark, table)
+    # A run that stopped after the switch: the table reads the new folder, the old one is still there.
+    target = f"{original}{COMPACTED_MARK}0000000000000000"
+    spark.table(table).coalesce(1).write.parquet(target)
+    spark.sql(f"alter table {table} set location '{target}'")
+    spark.sql(f"refresh table {table}")
+    assert _local(original).exists()
+
+    assert compact_warehouse(spark, isolated_settings, min_files=2) == []
+    assert not _local(original).exists()
+    assert sorted(row["a"] for row in spark.table(table).collect()) == [0, 1, 2]
