@@ -14,8 +14,9 @@ at any step leaves at most a folder that the table does not point at, and the ne
 folders before it looks at the table.
 
 A reader that listed the old files before the switch fails when they are deleted, so run it while no
-ingest or build runs, like any maintenance job. Only managed, unpartitioned Parquet tables are rewritten:
-``raw.lineage_events`` is partitioned by ingest block, which already bounds its files per partition.
+ingest or build runs, like any maintenance job. Only managed, unpartitioned, unbucketed Parquet tables are
+rewritten: ``raw.lineage_events`` is partitioned by ingest block, which already bounds its files per
+partition, and the facet winner tables are bucketed by entity.
 """
 
 from __future__ import annotations
@@ -45,10 +46,12 @@ class TableFolder:
     provider: str
     managed: bool
     partitioned: bool
+    bucketed: bool
 
     @property
     def compactable(self) -> bool:
-        return self.provider == "parquet" and self.managed and not self.partitioned
+        """Plain files only: a bucketed table's file names carry bucket ids that a rewrite would lose."""
+        return self.provider == "parquet" and self.managed and not self.partitioned and not self.bucketed
 
 
 @dataclass(frozen=True)
@@ -109,6 +112,7 @@ def table_folder(spark: SparkSession, hadoop: HadoopFiles, table: str) -> TableF
         provider=str(details.get("Provider", "")).lower(),
         managed=str(details.get("Type", "")).upper() == "MANAGED",
         partitioned=any(c.isPartition for c in spark.catalog.listColumns(table)),
+        bucketed=str(details.get("Num Buckets", "") or "").strip() not in ("", "-1", "0"),
     )
 
 

@@ -64,6 +64,10 @@ def test_compaction_keeps_rows_properties_and_append_order(spark, isolated_setti
     spark.sql(f"create table {parted} (a int, p int) using parquet partitioned by (p)")
     for batch in range(5):
         spark.sql(f"insert into {parted} values ({batch}, 1)")
+    bucketed = f"{staging}.bucketed"
+    spark.sql(f"create table {bucketed} (a int) using parquet clustered by (a) into 2 buckets")
+    for batch in range(5):
+        spark.sql(f"insert into {bucketed} values ({batch}), ({batch + 1})")
     spark.sql(f"create view {staging}.a_view as select * from {table}")
     original = _local(_location(spark, table))
     # A folder that a compaction which stopped before switching the table left behind.
@@ -82,7 +86,9 @@ def test_compaction_keeps_rows_properties_and_append_order(spark, isolated_setti
     assert [(c.table, c.files_before, c.files_after) for c in done] == [(table, files, 1)]
     assert warehouse_fingerprint(spark, isolated_settings) == before
     assert len(spark.table(table).inputFiles()) == 1
-    assert len(spark.table(parted).inputFiles()) == 5  # partitioned tables are left alone
+    # Partitioned and bucketed tables are left alone.
+    assert len(spark.table(parted).inputFiles()) == 5
+    assert len(spark.table(bucketed).inputFiles()) >= 5
     assert not original.exists() and not orphan.exists()
     assert _local(_location(spark, table)).name.startswith("appended" + COMPACTED_MARK)
     properties = {row["key"]: row["value"] for row in spark.sql(f"show tblproperties {table}").collect()}
