@@ -14,14 +14,16 @@ at any step leaves at most a folder that the table does not point at, and the ne
 folders before it looks at the table.
 
 A reader that listed the old files before the switch fails when they are deleted, so run it while no
-ingest or build runs, like any maintenance job. Only managed, unpartitioned, unbucketed Parquet tables are
-rewritten: ``raw.lineage_events`` is partitioned by ingest block, which already bounds its files per
-partition, and the facet winner tables are bucketed by entity.
+ingest or build runs, like any maintenance job. Managed, unpartitioned, unbucketed Parquet tables are
+rewritten whole (the facet winner tables are bucketed by entity, and bucket ids live in file names);
+``raw.lineage_events`` is rewritten one sealed ingest block at a time, each partition switched with
+``alter table ... partition ... set location``.
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -29,7 +31,14 @@ from dataclasses import dataclass
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from python_jobs.ingest.lineage import HadoopFiles
+from python_jobs.ingest.lineage import (
+    RAW_COMPRESSION,
+    RAW_TABLE,
+    HadoopFiles,
+    highest_block,
+    is_partitioned_by_block,
+)
+from python_jobs.ingest.lineage_contract import RAW_PARTITION_COLUMN
 from python_jobs.settings import LAYERS, Settings
 
 COMPACTED_MARK = "__compacted-"
@@ -132,6 +141,13 @@ def in_append_order(rows: DataFrame, partitions: int) -> DataFrame:
     )
 
 
+def _rewrite(rows: DataFrame, files: Sequence[tuple[str, int]], target: str, compression: str | None = None) -> None:
+    writer = in_append_order(rows, output_file_count(sum(size for _, size in files))).write
+    if compression:
+        writer = writer.option("compression", compression)
+    writer.mode("overwrite").format("parquet").save(target)
+
+
 def remove_stale_folders(hadoop: HadoopFiles, folder: TableFolder) -> list[str]:
     parent, name = _parent_and_name(folder.location)
     siblings = [entry_name for entry_name, is_folder, _ in hadoop.children(parent) if is_folder]
@@ -150,14 +166,104 @@ def compact_table(
     files = data_files(hadoop.children(folder.location))
     if not needs_compaction(files, min_files):
         return None
-    outputs = output_file_count(sum(size for _, size in files))
     parent, name = _parent_and_name(folder.location)
     target = f"{parent}/{compacted_name(base_name(name), [file_name for file_name, _ in files])}"
-    in_append_order(spark.table(folder.table), outputs).write.mode("overwrite").format("parquet").save(target)
+    _rewrite(spark.table(folder.table), files, target)
     spark.sql(f"alter table {folder.table} set location '{target}'")
     spark.sql(f"refresh table {folder.table}")
     hadoop.delete(folder.location)
     return Compaction(folder.table, len(files), len(data_files(hadoop.children(target))), time.monotonic() - started)
+
+
+# ---------------------------------------------------------------------------------------------
+# raw.lineage_events: one partition per ingest block. Ingest only ever adds rows to the highest
+# non-empty block or above it (``ingest_seq`` grows), so every lower block is sealed: its files can
+# be rewritten and its partition pointed at them without racing a later ingest, which moves its
+# files into ``<table>/ingest_block=<n>`` by path. A block fed by many small ingests holds many
+# files, and the duplicate check of every ingest opens the footers of all blocks.
+
+COMPACTED_BLOCK_PREFIX = "_compacted-"  # hidden from Spark's listing of the table folder
+
+
+def compacted_block_name(block: int, file_names: Sequence[str]) -> str:
+    return f"{COMPACTED_BLOCK_PREFIX}{compacted_name(f'{RAW_PARTITION_COLUMN}={block}', file_names)}"
+
+
+def block_of_folder(name: str) -> int | None:
+    """The block whose rows a folder of the raw table holds: ``ingest_block=7`` (as ingest writes it) or
+    ``_compacted-ingest_block=7__compacted-<digest>`` (as this module does); None for anything else."""
+    found = re.fullmatch(
+        rf"(?:{COMPACTED_BLOCK_PREFIX})?{RAW_PARTITION_COLUMN}=(\d+)((?:{COMPACTED_MARK}[0-9a-f]{{16}})?)", name
+    )
+    if not found or bool(found.group(2)) != name.startswith(COMPACTED_BLOCK_PREFIX):
+        return None
+    return int(found.group(1))
+
+
+def _partition_location(spark: SparkSession, hadoop: HadoopFiles, table: str, block: int) -> str:
+    rows = spark.sql(f"describe formatted {table} partition ({RAW_PARTITION_COLUMN}={block})").collect()
+    # The partition's location comes first; the table's follows.
+    return hadoop.path_of_uri(next(row["data_type"] for row in rows if row["col_name"] == "Location"))
+
+
+def _live_block_folders(
+    spark: SparkSession, hadoop: HadoopFiles, table: str, location: str
+) -> dict[int, str]:
+    """The folder of each sealed block, after deleting the ones its partition does not point at (left by
+    a run that stopped between writing a block's new folder and deleting its old one)."""
+    highest = highest_block(spark, table)
+    folders: dict[int, list[str]] = {}
+    for name, is_folder, _ in hadoop.children(location):
+        block = block_of_folder(name) if is_folder else None
+        if block is not None and highest is not None and block < highest[0]:
+            folders.setdefault(block, []).append(name)
+    live: dict[int, str] = {}
+    for block, names in sorted(folders.items()):
+        if len(names) == 1:
+            live[block] = names[0]
+            continue
+        _, current = _parent_and_name(_partition_location(spark, hadoop, table, block))
+        for name in names:
+            if name != current:
+                hadoop.delete(f"{location}/{name}")
+        live[block] = current
+    return live
+
+
+def compact_raw_blocks(
+    spark: SparkSession, hadoop: HadoopFiles, settings: Settings, min_files: int, dry_run: bool = False
+) -> list[Compaction]:
+    table = settings.table(*RAW_TABLE)
+    if not spark.catalog.tableExists(table):
+        return []
+    folder = table_folder(spark, hadoop, table)
+    if folder is None or folder.provider != "parquet" or not folder.managed or not is_partitioned_by_block(
+        spark, table
+    ):
+        return []
+    done: list[Compaction] = []
+    for block, name in _live_block_folders(spark, hadoop, table, folder.location).items():
+        started = time.monotonic()
+        block_folder = f"{folder.location}/{name}"
+        files = data_files(hadoop.children(block_folder))
+        if not needs_compaction(files, min_files):
+            continue
+        label = f"{table} ({RAW_PARTITION_COLUMN}={block})"
+        if dry_run:
+            done.append(Compaction(label, len(files), 0, 0.0))
+            continue
+        target = f"{folder.location}/{compacted_block_name(block, [file_name for file_name, _ in files])}"
+        rows = spark.table(table).where(F.col(RAW_PARTITION_COLUMN) == block).drop(RAW_PARTITION_COLUMN)
+        _rewrite(rows, files, target, RAW_COMPRESSION)
+        spark.sql(f"alter table {table} partition ({RAW_PARTITION_COLUMN}={block}) set location '{target}'")
+        spark.sql(f"refresh table {table}")
+        hadoop.delete(block_folder)
+        done.append(Compaction(label, len(files), len(data_files(hadoop.children(target))), time.monotonic() - started))
+    return done
+
+
+# ---------------------------------------------------------------------------------------------
+# The warehouse
 
 
 def warehouse_tables(spark: SparkSession, settings: Settings) -> list[str]:
@@ -177,7 +283,7 @@ def compact_warehouse(
     """Compacts every eligible table of the warehouse with at least ``min_files`` files. ``dry_run`` only
     reports them (``files_after`` is 0)."""
     hadoop = HadoopFiles(spark)
-    done: list[Compaction] = []
+    done = compact_raw_blocks(spark, hadoop, settings, min_files, dry_run)
     for table in warehouse_tables(spark, settings):
         folder = table_folder(spark, hadoop, table)
         if folder is None or not folder.compactable:

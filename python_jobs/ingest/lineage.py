@@ -397,20 +397,27 @@ def batch_rows(placed_records: DataFrame, batch_id: str) -> DataFrame:
 # The run
 
 
-def _max_ingest_seq(spark: SparkSession, table: str, partitioned_files: bool) -> int:
+def max_ingest_seq(spark: SparkSession, table: str, partitioned_files: bool) -> int:
     """The table's highest ``ingest_seq``, read from its highest non-empty block when the partitions
     are in the metastore (a crashed run may leave an added partition empty), so that it does not read
     every file ever ingested."""
-    events = spark.table(table)
     if not partitioned_files:
-        value = events.agg(F.max("ingest_seq")).first()[0]
+        value = spark.table(table).agg(F.max("ingest_seq")).first()[0]
         return int(value) if value is not None else 0
+    highest = highest_block(spark, table)
+    return highest[1] if highest else 0
+
+
+def highest_block(spark: SparkSession, table: str) -> tuple[int, int] | None:
+    """The highest non-empty ``ingest_block`` of the partitioned raw table and its highest ``ingest_seq``.
+    Later ingests only add rows to this block or above it."""
+    events = spark.table(table)
     partitions = spark.sql(f"show partitions {table}").collect()
     for block in sorted((int(row[0].split("=", 1)[1]) for row in partitions), reverse=True):
         value = events.where(F.col(RAW_PARTITION_COLUMN) == block).agg(F.max("ingest_seq")).first()[0]
         if value is not None:
-            return int(value)
-    return 0
+            return block, int(value)
+    return None
 
 
 def _batch_id(files: Sequence[InputFile], base_seq: int) -> str:
@@ -509,7 +516,7 @@ def ingest_lineage(
     rejected_table = settings.table(*REJECTED_TABLE)
     hadoop = HadoopFiles(spark)
     table_files = _table_files(spark, hadoop, raw_table)
-    base_seq = _max_ingest_seq(spark, raw_table, partitioned_files=table_files is not None)
+    base_seq = max_ingest_seq(spark, raw_table, partitioned_files=table_files is not None)
     batch_id = _batch_id(files, base_seq)
     if not files:
         return IngestReport(0, skipped, 0, 0, 0, 0, batch_id, time.monotonic() - started)

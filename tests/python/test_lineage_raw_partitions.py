@@ -60,7 +60,7 @@ def test_ingest_writes_each_row_into_the_partition_of_its_block(spark, isolated_
     # a filter on the blocks lists only their partitions' files
     window = spark.table(table).where("ingest_block between 2 and 2")
     assert window.inputFiles() and all("/ingest_block=2/" in f for f in window.inputFiles())
-    assert ingest._max_ingest_seq(spark, table, partitioned_files=True) == 11
+    assert ingest.max_ingest_seq(spark, table, partitioned_files=True) == 11
     # re-ingesting changes nothing, and the next batch continues after 11
     again = ingest.ingest_lineage(spark, isolated_settings, [tmp_path / "a.ndjson", tmp_path / "b.ndjson"])
     assert (again.accepted, again.duplicates) == (0, 11)
@@ -74,7 +74,7 @@ def test_highest_seq_skips_an_empty_partition_left_by_a_crash(spark, isolated_se
     table = isolated_settings.table("raw", "lineage_events")
     ingest.ingest_lineage(spark, isolated_settings, [write_events(tmp_path / "a.ndjson", range(1, 4))])
     spark.sql(f"alter table {table} add partition (ingest_block=7)")  # registered, no file moved in
-    assert ingest._max_ingest_seq(spark, table, partitioned_files=True) == 3
+    assert ingest.max_ingest_seq(spark, table, partitioned_files=True) == 3
 
 
 def old_layout_table(spark, settings, events: list[dict], name: str = "lineage_events") -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from python_jobs.commands.warehouse import warehouse_fingerprint
@@ -129,3 +130,62 @@ def test_a_switch_whose_old_folder_was_not_deleted_is_cleaned_up(spark, isolated
     assert compact_warehouse(spark, isolated_settings, min_files=2) == []
     assert not _local(original).exists()
     assert sorted(row["a"] for row in spark.table(table).collect()) == [0, 1, 2]
+
+
+def test_sealed_raw_blocks_are_compacted_and_ingest_goes_on(spark, isolated_settings, tmp_path, monkeypatch) -> None:
+    from python_jobs.ingest import lineage as ingest
+
+    # Blocks of 4 events and one event per ingest: each block gets a file per ingest.
+    monkeypatch.setattr(ingest, "INGEST_BLOCK_EVENTS", 4)
+    table = isolated_settings.table("raw", "lineage_events")
+    paths = []
+    for index in range(1, 13):
+        paths.append(tmp_path / f"event-{index:02d}.ndjson")
+        paths[-1].write_text(json.dumps(run_event(index)) + "\n")
+        assert ingest.ingest_lineage(spark, isolated_settings, [paths[-1]]).accepted == 1
+    files_per_block = {block: _block_files(spark, table, block) for block in range(4)}
+    assert {block: len(files) for block, files in files_per_block.items()} == {0: 3, 1: 4, 2: 4, 3: 1}
+    location = _local(_location(spark, table))
+    # What a run that stopped after writing block 1's new folder (before switching to it) leaves.
+    stray = location / f"_compacted-ingest_block=1{COMPACTED_MARK}{'0' * 16}"
+    stray.mkdir()
+    (stray / "part-0.parquet").write_bytes(b"not parquet")
+    before = warehouse_fingerprint(spark, isolated_settings)
+
+    planned = compact_warehouse(spark, isolated_settings, min_files=3, dry_run=True)
+    sealed = [(f"{table} (ingest_block={block})", files) for block, files in ((0, 3), (1, 4), (2, 4))]
+    assert [(c.table, c.files_before) for c in planned] == sealed
+    done = compact_warehouse(spark, isolated_settings, min_files=3)
+    # Block 3 holds the highest ingest_seq: a later ingest may still add files to its folder.
+    assert [(c.table, c.files_before, c.files_after) for c in done] == [(label, n, 1) for label, n in sealed]
+    assert warehouse_fingerprint(spark, isolated_settings) == before
+    for block in range(3):
+        (compacted,) = _block_files(spark, table, block)
+        assert f"/_compacted-ingest_block={block}{COMPACTED_MARK}" in compacted
+        assert not (location / f"ingest_block={block}").exists()
+    assert not stray.exists()
+    assert _block_files(spark, table, 3) == files_per_block[3]
+
+    # Ingest reads the compacted blocks for its duplicate check and appends above them as before.
+    again = ingest.ingest_lineage(spark, isolated_settings, paths)
+    assert (again.accepted, again.duplicates) == (0, 12)
+    extra = tmp_path / "event-13.ndjson"
+    extra.write_text(json.dumps(run_event(13)) + "\n")
+    assert ingest.ingest_lineage(spark, isolated_settings, [extra]).accepted == 1
+    assert spark.table(table).where("ingest_seq = 13 and ingest_block = 3").count() == 1
+    assert len(_block_files(spark, table, 3)) == 2
+    assert compact_warehouse(spark, isolated_settings, min_files=2) == []  # block 3 is still the highest
+
+
+def _block_files(spark, table: str, block: int) -> list[str]:
+    return sorted(spark.table(table).where(f"ingest_block = {block}").inputFiles())
+
+
+def run_event(index: int) -> dict:
+    return {
+        "eventType": "START",
+        "eventTime": f"2026-04-01T00:{index:02d}:00Z",
+        "run": {"runId": f"00000000-0000-4000-8000-{index:012d}"},
+        "job": {"namespace": "compaction", "name": f"job_{index}"},
+        "producer": "https://example.com/tests",
+    }
