@@ -207,10 +207,10 @@ def _partition_location(spark: SparkSession, hadoop: HadoopFiles, table: str, bl
 
 
 def _live_block_folders(
-    spark: SparkSession, hadoop: HadoopFiles, table: str, location: str
+    spark: SparkSession, hadoop: HadoopFiles, table: str, location: str, remove_stale: bool = True
 ) -> dict[int, str]:
-    """The folder of each sealed block, after deleting the ones its partition does not point at (left by
-    a run that stopped between writing a block's new folder and deleting its old one)."""
+    """The folder of each sealed block. The other folders of a block (left by a run that stopped between
+    writing a block's new folder and deleting its old one) are deleted unless ``remove_stale`` is false."""
     highest = highest_block(spark, table)
     folders: dict[int, list[str]] = {}
     for name, is_folder, _ in hadoop.children(location):
@@ -224,7 +224,7 @@ def _live_block_folders(
             continue
         _, current = _parent_and_name(_partition_location(spark, hadoop, table, block))
         for name in names:
-            if name != current:
+            if name != current and remove_stale:
                 hadoop.delete(f"{location}/{name}")
         live[block] = current
     return live
@@ -242,7 +242,7 @@ def compact_raw_blocks(
     ):
         return []
     done: list[Compaction] = []
-    for block, name in _live_block_folders(spark, hadoop, table, folder.location).items():
+    for block, name in _live_block_folders(spark, hadoop, table, folder.location, not dry_run).items():
         started = time.monotonic()
         block_folder = f"{folder.location}/{name}"
         files = data_files(hadoop.children(block_folder))

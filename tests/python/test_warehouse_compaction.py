@@ -81,7 +81,7 @@ def test_compaction_keeps_rows_properties_and_append_order(spark, isolated_setti
 
     planned = compact_warehouse(spark, isolated_settings, min_files=5, dry_run=True)
     assert [(c.table, c.files_before) for c in planned] == [(table, files)]
-    assert len(spark.table(table).inputFiles()) == files
+    assert len(spark.table(table).inputFiles()) == files and orphan.exists()  # a dry run changes nothing
 
     done = compact_warehouse(spark, isolated_settings, min_files=5)
     assert [(c.table, c.files_before, c.files_after) for c in done] == [(table, files, 1)]
@@ -155,6 +155,7 @@ def test_sealed_raw_blocks_are_compacted_and_ingest_goes_on(spark, isolated_sett
     planned = compact_warehouse(spark, isolated_settings, min_files=3, dry_run=True)
     sealed = [(f"{table} (ingest_block={block})", files) for block, files in ((0, 3), (1, 4), (2, 4))]
     assert [(c.table, c.files_before) for c in planned] == sealed
+    assert stray.exists()  # a dry run deletes nothing
     done = compact_warehouse(spark, isolated_settings, min_files=3)
     # Block 3 holds the highest ingest_seq: a later ingest may still add files to its folder.
     assert [(c.table, c.files_before, c.files_after) for c in done] == [(label, n, 1) for label, n in sealed]
