@@ -331,15 +331,17 @@
     ),
 
     -- A version, once made, stays (a late event can only move it), so any revision row counts.
+    -- The new versions are the side to broadcast: left to its size estimates, Spark broadcast
+    -- the revision history (every version uuid) instead, a cost that grew with every build.
     extended_datasets as (
-        select distinct new_output_versions.dataset_uuid
+        select {{ lineage_broadcast_new(window, 'new_output_versions') }} distinct new_output_versions.dataset_uuid
         from {{ this }} as revisions
         inner join new_output_versions
             on revisions.dataset_version_uuid = new_output_versions.dataset_version_uuid
     ),
 
     overtaken_datasets as (
-        select distinct touched_datasets.dataset_uuid
+        select {{ lineage_broadcast_new(window, 'touched_datasets') }} distinct touched_datasets.dataset_uuid
         from {{ ref('int_lineage_dataset_observations') }} as observations
         inner join touched_datasets
             on observations.dataset_uuid = touched_datasets.dataset_uuid
@@ -350,7 +352,7 @@
     ),
 
     last_builds as (
-        select
+        select {{ lineage_broadcast_new(window, 'touched_datasets') }}
             build_tails.dataset_uuid,
             max_by(build_tails.head, build_tails.build_seq) as head
         from {{ recorded.relation }} as build_tails
@@ -360,7 +362,8 @@
         group by build_tails.dataset_uuid
     )
 
-    select
+    -- One row per touched dataset on every side: broadcast joins, not four shuffles and sorts.
+    select {{ lineage_broadcast_new(window, 'last_builds, extended_datasets, overtaken_datasets') }}
         touched_datasets.dataset_uuid,
         touched_datasets.changed_from,
         last_builds.head,
