@@ -13,8 +13,13 @@ changes from all old files to all new ones at once and keeps its properties (the
 at any step leaves at most a folder that the table does not point at, and the next run deletes such
 folders before it looks at the table.
 
-A reader that listed the old files before the switch fails when they are deleted, so run it while no
-ingest or build runs, like any maintenance job. Managed, unpartitioned, unbucketed Parquet tables are
+The rewrite reads exactly the files it listed, and the new folder records them in a hidden manifest
+(``_compacted_from.json``). A file appended to the old folder while the rewrite ran (a build committing
+its insert) is therefore not in the new files: it is moved into the new folder before the old one is
+deleted, also by the next run when this one stopped after the switch. So an append that commits during a
+compaction is kept. A reader that listed the old files before the switch still fails when they are
+deleted, and a writer still running when the old folder goes fails, so run it while no ingest or build
+runs, like any maintenance job. Managed, unpartitioned, unbucketed Parquet tables are
 rewritten whole (the facet winner tables are bucketed by entity, and bucket ids live in file names);
 ``raw.lineage_events`` is rewritten one sealed ingest block at a time, each partition switched with
 ``alter table ... partition ... set location``.
@@ -23,6 +28,7 @@ rewritten whole (the facet winner tables are bucketed by entity, and bucket ids 
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import time
 from collections.abc import Iterable, Sequence
@@ -42,6 +48,7 @@ from python_jobs.ingest.lineage_contract import RAW_PARTITION_COLUMN
 from python_jobs.settings import LAYERS, Settings
 
 COMPACTED_MARK = "__compacted-"
+MANIFEST = "_compacted_from.json"  # hidden from Spark's listing: a leading underscore
 DEFAULT_MIN_FILES = 32
 TARGET_FILE_BYTES = 128 * 1024 * 1024
 
@@ -105,6 +112,20 @@ def stale_folders(current_name: str, sibling_folders: Iterable[str]) -> list[str
                   if name != current_name and (name == base or name.startswith(base + COMPACTED_MARK)))
 
 
+def manifest_text(source_folder: str, file_names: Iterable[str]) -> str:
+    """What a compacted folder records about its origin: the folder it replaced and the files it rewrote."""
+    return json.dumps({"source": source_folder, "files": sorted(file_names)}, indent=1)
+
+
+def rewritten_files(manifest: str | None, folder_name: str) -> set[str] | None:
+    """The files of ``folder_name`` that the compaction recorded in ``manifest`` rewrote; None when the
+    manifest is missing or about another folder (then that folder holds no row the table lacks)."""
+    if manifest is None:
+        return None
+    recorded = json.loads(manifest)
+    return set(recorded["files"]) if recorded.get("source") == folder_name else None
+
+
 def _parent_and_name(location: str) -> tuple[str, str]:
     parent, _, name = location.rstrip("/").rpartition("/")
     return parent, name
@@ -148,13 +169,38 @@ def _rewrite(rows: DataFrame, files: Sequence[tuple[str, int]], target: str, com
     writer.mode("overwrite").format("parquet").save(target)
 
 
-def remove_stale_folders(hadoop: HadoopFiles, folder: TableFolder) -> list[str]:
+def _read_listed(spark: SparkSession, folder: TableFolder, files: Sequence[tuple[str, int]]) -> DataFrame:
+    """The rows of exactly these files: Spark's own listing of the table, made later, could include a
+    file appended since, which would then be both rewritten and kept as a late append."""
+    schema = spark.table(folder.table).schema
+    return spark.read.schema(schema).parquet(*[f"{folder.location}/{name}" for name, _ in files])
+
+
+def retire_folder(hadoop: HadoopFiles, old: str, current: str, rewritten: set[str]) -> int:
+    """Deletes a folder the table no longer reads, after moving into ``current`` every data file that
+    the compaction did not rewrite: appends that committed while it ran. Returns how many it moved."""
+    late = [name for name, _ in data_files(hadoop.children(old)) if name not in rewritten]
+    for name in late:
+        hadoop.move_into(f"{old}/{name}", current)
+    hadoop.delete(old)
+    return len(late)
+
+
+def remove_stale_folders(hadoop: HadoopFiles, folder: TableFolder) -> int:
+    """Deletes the folders that earlier runs left beside the table's own: the folder a switched table
+    used to read (its late appends are moved over first, as the current folder's manifest tells) and new
+    folders never switched to. Returns how many files it moved into the table."""
     parent, name = _parent_and_name(folder.location)
     siblings = [entry_name for entry_name, is_folder, _ in hadoop.children(parent) if is_folder]
-    stale = stale_folders(name, siblings)
-    for stale_name in stale:
-        hadoop.delete(f"{parent}/{stale_name}")
-    return stale
+    manifest = hadoop.read_text(f"{folder.location}/{MANIFEST}")
+    moved = 0
+    for stale_name in stale_folders(name, siblings):
+        rewritten = rewritten_files(manifest, stale_name)
+        if rewritten is None:
+            hadoop.delete(f"{parent}/{stale_name}")
+        else:
+            moved += retire_folder(hadoop, f"{parent}/{stale_name}", folder.location, rewritten)
+    return moved
 
 
 def compact_table(
@@ -162,16 +208,19 @@ def compact_table(
 ) -> Compaction | None:
     """Rewrites the table when it holds at least ``min_files`` files; None when it is left as it is."""
     started = time.monotonic()
-    remove_stale_folders(hadoop, folder)
+    if remove_stale_folders(hadoop, folder):
+        spark.sql(f"refresh table {folder.table}")
     files = data_files(hadoop.children(folder.location))
     if not needs_compaction(files, min_files):
         return None
     parent, name = _parent_and_name(folder.location)
-    target = f"{parent}/{compacted_name(base_name(name), [file_name for file_name, _ in files])}"
-    _rewrite(spark.table(folder.table), files, target)
+    file_names = [file_name for file_name, _ in files]
+    target = f"{parent}/{compacted_name(base_name(name), file_names)}"
+    _rewrite(_read_listed(spark, folder, files), files, target)
+    hadoop.write_text(f"{target}/{MANIFEST}", manifest_text(name, file_names))
     spark.sql(f"alter table {folder.table} set location '{target}'")
+    retire_folder(hadoop, folder.location, target, set(file_names))
     spark.sql(f"refresh table {folder.table}")
-    hadoop.delete(folder.location)
     return Compaction(folder.table, len(files), len(data_files(hadoop.children(target))), time.monotonic() - started)
 
 

@@ -476,6 +476,26 @@ class HadoopFiles:
         path = self._jvm.org.apache.hadoop.fs.Path(folder)
         self._fs(path).delete(path, True)
 
+    def write_text(self, file: str, text: str) -> None:
+        path = self._jvm.org.apache.hadoop.fs.Path(file)
+        stream = self._fs(path).create(path, True)
+        try:
+            stream.write(bytearray(text.encode("utf-8")))
+        finally:
+            stream.close()
+
+    def read_text(self, file: str) -> str | None:
+        """The file's text; None when it does not exist."""
+        path = self._jvm.org.apache.hadoop.fs.Path(file)
+        fs = self._fs(path)
+        if not fs.exists(path):
+            return None
+        stream = fs.open(path)
+        try:
+            return bytes(self._jvm.org.apache.commons.io.IOUtils.toByteArray(stream)).decode("utf-8")
+        finally:
+            stream.close()
+
     def children(self, folder: str) -> list[tuple[str, bool, int]]:
         """``(name, is_folder, bytes)`` of each entry of a folder; empty when the folder is missing."""
         path = self._jvm.org.apache.hadoop.fs.Path(folder)

@@ -5,14 +5,20 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
+from python_jobs import compaction
 from python_jobs.commands.warehouse import warehouse_fingerprint
 from python_jobs.compaction import (
     COMPACTED_MARK,
+    MANIFEST,
     compact_warehouse,
     compacted_name,
     data_files,
+    manifest_text,
     needs_compaction,
     output_file_count,
+    rewritten_files,
     stale_folders,
 )
 
@@ -42,6 +48,13 @@ def test_folder_names() -> None:
     siblings = ["jobs", name, "jobs__compacted-0123", "jobs_history", "other"]
     assert stale_folders(name, siblings) == ["jobs", "jobs__compacted-0123"]
     assert stale_folders("jobs", siblings) == sorted([name, "jobs__compacted-0123"])
+
+
+def test_manifest_names_the_rewritten_files_of_one_folder() -> None:
+    text = manifest_text("jobs", ["part-2", "part-1"])
+    assert rewritten_files(text, "jobs") == {"part-1", "part-2"}
+    assert rewritten_files(text, "jobs__compacted-0123") is None  # a folder it did not replace
+    assert rewritten_files(None, "jobs") is None
 
 
 def _local(location: str) -> Path:
@@ -130,6 +143,45 @@ def test_a_switch_whose_old_folder_was_not_deleted_is_cleaned_up(spark, isolated
     assert compact_warehouse(spark, isolated_settings, min_files=2) == []
     assert not _local(original).exists()
     assert sorted(row["a"] for row in spark.table(table).collect()) == [0, 1, 2]
+
+
+def test_an_append_that_commits_during_a_compaction_is_kept(spark, isolated_settings, monkeypatch) -> None:
+    staging = isolated_settings.schema("staging")
+    table = f"{staging}.busy"
+    spark.sql(f"create table {table} (a int) using parquet")
+    for value in range(4):
+        spark.sql(f"insert into {table} values ({value})")
+    original = _local(_location(spark, table))
+    rewrite = compaction._rewrite
+
+    def rewrite_while_a_build_appends(*args, **kwargs) -> None:
+        rewrite(*args, **kwargs)
+        spark.sql(f"insert into {table} values (100)")  # lands in the folder the table still reads
+
+    def stop_after_the_switch(*args, **kwargs) -> int:
+        raise RuntimeError("stopped after the switch")
+
+    monkeypatch.setattr(compaction, "_rewrite", rewrite_while_a_build_appends)
+    monkeypatch.setattr(compaction, "retire_folder", stop_after_the_switch)
+    with pytest.raises(RuntimeError, match="stopped after the switch"):
+        compact_warehouse(spark, isolated_settings, min_files=4)
+    compacted = _local(_location(spark, table))
+    assert compacted.name.startswith("busy" + COMPACTED_MARK) and (compacted / MANIFEST).exists()
+    # The late row is only in the old folder, which the next run finds beside the table's own.
+    assert sorted(row["a"] for row in spark.table(table).collect()) == [0, 1, 2, 3]
+    assert len(data_files((p.name, p.is_dir(), 0) for p in original.iterdir())) == 5
+
+    monkeypatch.undo()
+    assert compact_warehouse(spark, isolated_settings, min_files=10) == []
+    assert not original.exists()
+    assert sorted(row["a"] for row in spark.table(table).collect()) == [0, 1, 2, 3, 100]
+
+    # Without a stop, the late row is moved over in the same run.
+    monkeypatch.setattr(compaction, "_rewrite", rewrite_while_a_build_appends)
+    (done,) = compact_warehouse(spark, isolated_settings, min_files=2)
+    assert (done.files_before, done.files_after) == (2, 2)  # the rewritten file and the late one
+    assert sorted(row["a"] for row in spark.table(table).collect()) == [0, 1, 2, 3, 100, 100]
+    assert not compacted.exists()
 
 
 def test_sealed_raw_blocks_are_compacted_and_ingest_goes_on(spark, isolated_settings, tmp_path, monkeypatch) -> None:
