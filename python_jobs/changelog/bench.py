@@ -16,7 +16,7 @@ Both run the same diff (keys and row hashes through the windows, full rows fetch
 keys only); they differ only in where the state before the round comes from. The seconds are dbt's
 execution time of the model, post-hook included.
 
-The generator is pure Spark arithmetic on the item id, so every run writes the same snapshots.
+The snapshots come from ``python_jobs.generate.items``: every run writes the same ones.
 """
 
 from __future__ import annotations
@@ -28,12 +28,12 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
+from pyspark.sql import SparkSession
 
 from python_jobs.changelog.project import ChangelogModel, write_scratch_project
 from python_jobs.commands.warehouse import table_fingerprint
 from python_jobs.dbt import run_dbt
+from python_jobs.generate.items import ItemChurn, items_snapshot_frame
 from python_jobs.ingest.snapshot import ingest_snapshot
 from python_jobs.settings import LAYERS, Settings
 from python_jobs.spark import ensure_schemas
@@ -69,25 +69,6 @@ class BenchReport:
     identical: bool
 
 
-def snapshot_frame(spark: SparkSession, config: BenchConfig, round_no: int) -> DataFrame:
-    """Round r holds ids [r*removed*rows, rows + r*added*rows); each round a 1/period slice changes amount."""
-    removed = int(config.rows * config.removed)
-    added = int(config.rows * config.added)
-    period = max(1, round(1 / config.changed)) if config.changed > 0 else 0
-    first = round_no * removed
-    last = config.rows + round_no * added
-    frame = spark.range(first, last).withColumnRenamed("id", "item_id")
-    # version = how many times the row changed so far: it steps up when (round + id % period) hits a multiple.
-    version = F.floor((F.lit(round_no) + F.col("item_id") % period) / period) if period else F.lit(0)
-    return frame.select(
-        F.col("item_id"),
-        F.concat(F.lit("item-"), F.col("item_id").cast("string")).alias("name"),
-        F.concat(F.lit("category-"), (F.col("item_id") % 17).cast("string")).alias("category"),
-        (F.col("item_id") * 7 + version * 13).cast("bigint").alias("amount"),
-        F.when(F.col("item_id") % 50 == 0, F.lit(None).cast("string")).otherwise(F.lit("in stock")).alias("note"),
-    )
-
-
 def _reset_warehouse(spark: SparkSession, settings: Settings) -> None:
     for layer in LAYERS:
         spark.sql(f"drop database if exists {settings.schema(layer)} cascade")
@@ -111,11 +92,12 @@ def run_changelog_bench(
     changelog_table = bench.table("changelog", "items_incremental")
     results: list[RoundResult] = []
     previous_rows = 0
+    churn = ItemChurn(config.rows, config.changed, config.added, config.removed)
     print(HEADER, flush=True)
     try:
         for round_no in range(config.rounds + 1):
             path = scratch / f"round_{round_no}.parquet"
-            snapshot_frame(spark, config, round_no).write.mode("overwrite").parquet(str(path))
+            items_snapshot_frame(spark, churn, round_no).write.mode("overwrite").parquet(str(path))
             taken = FIRST_SNAPSHOT + timedelta(days=round_no)
             started = time.monotonic()
             load = ingest_snapshot(spark, bench, DATASET, path, taken, taken + timedelta(minutes=5), ["item_id"])

@@ -10,7 +10,7 @@ from pyspark.sql import SparkSession
 
 from python_jobs.facets.backfill import run_backfill
 from python_jobs.facets.bench import BenchRuns, format_table, run_bench
-from python_jobs.facets.synthetic import SyntheticConfig, synthetic_events
+from python_jobs.generate.facets import SyntheticConfig, synthetic_events
 from python_jobs.settings import SAMPLES_DIR, Settings, load_settings
 from python_jobs.spark import get_spark
 

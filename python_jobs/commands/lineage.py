@@ -61,7 +61,7 @@ def run_ingest(args: argparse.Namespace) -> int:
 
 
 def run_generate(args: argparse.Namespace) -> int:
-    from python_jobs.lineage.synthetic import SyntheticSpec, write_events
+    from python_jobs.generate.lineage import SyntheticSpec, write_events
 
     spec = SyntheticSpec(events=args.events, jobs=args.jobs, seed=args.seed)
     written = write_events(spec, args.out)

@@ -16,7 +16,7 @@ from pyspark.sql import SparkSession
 
 from python_jobs.dbt import run_dbt
 from python_jobs.facets.raw_events import append_raw_frame, contract_row
-from python_jobs.facets.synthetic import NAMESPACE, SyntheticConfig, dataset_name, synthetic_events
+from python_jobs.generate.facets import NAMESPACE, SyntheticConfig, dataset_name, synthetic_events
 from python_jobs.ingest.lineage_contract import RAW_LINEAGE_EVENTS
 from python_jobs.keys import dataset_uuid
 from python_jobs.settings import LAYERS, Settings

@@ -1,1 +1,1 @@
-"""Pure helpers of the OpenLineage capability: input discovery, schema tokens, synthetic events."""
+"""Pure helpers of the OpenLineage capability: input discovery, schema tokens."""

@@ -6,8 +6,6 @@ checkout events generated from the sample registry (a tenth of them invalid).
 
 from __future__ import annotations
 
-import json
-import random
 import tempfile
 import time
 from collections.abc import Callable
@@ -18,6 +16,7 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from python_jobs.dbt import run_dbt
+from python_jobs.generate.registry import checkout_events
 from python_jobs.ingest.events import ingest_events
 from python_jobs.ingest.registry import ingest_registry
 from python_jobs.registry.catalog import RegisteredSchema, model_plans
@@ -41,26 +40,6 @@ class Figure:
         return f"| {self.step:<44} | {self.rows:>9,} | {self.seconds:>8.2f} | {rate:>10} |"
 
 
-def synthetic_events(count: int, seed: int, offset: int = 0) -> list[str]:
-    """Checkout events over versions 1-0-0..1-0-2; every tenth one is invalid in a rotating way."""
-    rng = random.Random(seed)
-    lines = []
-    for index in range(offset, offset + count):
-        version = ("1-0-0", "1-0-1", "1-0-2")[index % 3]
-        data: dict[str, Any] = {
-            "orderId": f"o-{index}", "total": round(rng.uniform(0, 5000), 2), "currency": rng.choice(["EUR", "USD"]),
-            "itemCount": rng.randint(1, 20), "customer": {"id": f"c-{rng.randint(1, 500)}", "isMember": True},
-        }
-        if version != "1-0-0":
-            data.update(channel="web", placedAt="2026-03-01T10:00:00Z", tags=["x"], giftWrap=False)
-        if version == "1-0-2":
-            data.update(loyaltyPoints=rng.randint(0, 10**6))
-        if index % 10 == 9:
-            data[("itemCount", "voucher", "customer")[index % 3]] = "bad"
-        lines.append(json.dumps({"schema": f"iglu:com.example/checkout/jsonschema/{version}", "data": data}))
-    return lines
-
-
 def _timed(step: str, rows: int, action: Callable[[], Any]) -> tuple[Figure, Any]:
     started = time.perf_counter()
     result = action()
@@ -79,9 +58,9 @@ def run_bench(spark: SparkSession, base: Settings, events: int) -> list[Figure]:
     figures: list[Figure] = []
     with tempfile.TemporaryDirectory(prefix="bench-registry-") as folder:
         first = Path(folder) / "first.ndjson"
-        first.write_text("\n".join(synthetic_events(events, seed=1)) + "\n")
+        first.write_text("\n".join(checkout_events(events, seed=1)) + "\n")
         more = Path(folder) / "more.ndjson"
-        more.write_text("\n".join(synthetic_events(max(events // 10, 1), seed=2, offset=events)) + "\n")
+        more.write_text("\n".join(checkout_events(max(events // 10, 1), seed=2, offset=events)) + "\n")
 
         figure, _ = _timed("ingest registry (samples)", 9, lambda: ingest_registry(spark, settings, SAMPLE_REGISTRY))
         figures.append(figure)

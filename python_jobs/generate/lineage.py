@@ -1,4 +1,4 @@
-"""Synthetic OpenLineage events for benchmarks: deterministic, about 3 KB each.
+"""The lineage benchmark's OpenLineage events: deterministic, about 3 KB each.
 
 ``SyntheticSpec`` describes a pipeline of ``jobs`` jobs. Job ``j`` reads the outputs of two
 earlier jobs (or source tables) and writes ``dataset_j``; each run sends a START and a COMPLETE

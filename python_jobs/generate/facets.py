@@ -1,4 +1,4 @@
-"""Synthetic OpenLineage history for the facet benchmark: many small facets that repeat (schemas,
+"""The facet benchmark's OpenLineage history: many small facets that repeat (schemas,
 SQL, engine info), facets unique to each event (statistics, nominal times), noise facets for the
 drop-list, and now and then a multi-megabyte Spark logical plan. Deterministic for a given config."""
 
