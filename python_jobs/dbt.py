@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,10 +57,12 @@ def run_dbt(
     command: Sequence[str],
     extra_vars: dict[str, Any] | None = None,
     check: bool = True,
+    callbacks: Sequence[Callable[[Any], None]] = (),
 ) -> DbtOutcome:
+    """``callbacks`` receive every dbt event (``EventMsg``), e.g. to count finished nodes."""
     from dbt.cli.main import dbtRunner
 
-    res = dbtRunner().invoke(dbt_args(settings, command, extra_vars))
+    res = dbtRunner(callbacks=list(callbacks)).invoke(dbt_args(settings, command, extra_vars))
     outcome = DbtOutcome(success=bool(res.success), result=res.result, failures=_failures(res.result))
     if check and not outcome.success:
         detail = "\n".join(outcome.failures) or str(res.exception or "see the dbt log above")

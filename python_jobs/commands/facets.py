@@ -6,15 +6,11 @@ import argparse
 import json
 from pathlib import Path
 
-from pyspark.sql import SparkSession
-
 from python_jobs.facets.backfill import run_backfill
 from python_jobs.facets.bench import BenchRuns, format_table, run_bench
 from python_jobs.generate.facets import SyntheticConfig, synthetic_events
-from python_jobs.settings import SAMPLES_DIR, Settings, load_settings
+from python_jobs.settings import load_settings
 from python_jobs.spark import get_spark
-
-FACET_SAMPLES = SAMPLES_DIR / "facets"
 
 
 def register(groups: dict[str, argparse._SubParsersAction]) -> None:
@@ -48,14 +44,6 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     add_synthetic_arguments(generate)
     generate.add_argument("--out", type=Path, required=True, help="NDJSON file to write")
     generate.set_defaults(handler=run_generate_command)
-
-
-def load_samples(spark: SparkSession, settings: Settings) -> None:
-    """Ingests the facet sample events through the lineage ingest; `dbt build` derives the facets."""
-    from python_jobs.ingest.lineage import ingest_lineage
-
-    report = ingest_lineage(spark, settings, [FACET_SAMPLES])
-    print(f"facet samples: {report.summary()}", flush=True)
 
 
 def add_synthetic_arguments(parser: argparse.ArgumentParser) -> None:

@@ -1,16 +1,16 @@
-"""OpenLineage commands: ``ingest lineage``, ``generate lineage``, ``bench lineage``; bundled samples."""
+"""OpenLineage commands: ``ingest lineage``, ``generate lineage``, ``bench lineage``."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
-from pyspark.sql import SparkSession
-
-from python_jobs.settings import SAMPLES_DIR, Settings, load_settings
+from python_jobs.settings import SAMPLES_DIR, load_settings
 from python_jobs.spark import get_spark
 
+# The hand-written samples; the ingest tests read them.
 LINEAGE_SAMPLES = SAMPLES_DIR / "lineage"
+
 
 
 def register(groups: dict[str, argparse._SubParsersAction]) -> None:
@@ -39,13 +39,6 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
         "--ingest-only", action="store_true", help="only from_json and ingest per size: no proposal example, no dbt"
     )
     bench.set_defaults(handler=run_bench)
-
-
-def load_samples(spark: SparkSession, settings: Settings) -> None:
-    from python_jobs.ingest.lineage import ingest_lineage
-
-    report = ingest_lineage(spark, settings, [LINEAGE_SAMPLES])
-    print(f"lineage samples: {report.summary()}", flush=True)
 
 
 def run_ingest(args: argparse.Namespace) -> int:

@@ -1,32 +1,58 @@
 """``main``: the whole job on the configured target, in one Spark session.
 
-Ingest the bundled samples (every command module that defines ``load_samples``), then
-``dbt build`` and ``dbt docs generate --static``.
+Generate the realistic sample (``python_jobs.generate``) into ``LINEAGE_HOME/sample``, ingest it (lineage
+events, the CRM exports in order, the registry, then its events), ``dbt build``, ``dbt docs generate
+--static``, and end with a summary of what the warehouse now holds.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
-import pkgutil
 import time
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pyspark.sql import SparkSession
 
-from python_jobs import commands
 from python_jobs.dbt import run_dbt
-from python_jobs.settings import LAYERS, Settings, load_settings
+from python_jobs.generate.sample import DEFAULT_SIZE, SampleManifest, SampleSpec, generate_sample
+from python_jobs.progress import Reporter
+from python_jobs.settings import LAYERS, SAMPLES_DIR, Settings, load_settings
 from python_jobs.spark import ensure_schemas, get_spark
+from python_jobs.summary import MainSummary, collect_summary, render_summary
 
-SampleLoader = Callable[[SparkSession, Settings], None]
+# Set on every dbt command of the main job: the models and tests that only make sense on the sample
+# (the crm_accounts changelog, the com.example registry tables) build when it is true.
+SAMPLE_DBT_VARS: dict[str, Any] = {"sample_inputs": True}
+# The hand-written lineage samples the older model tests assert on; the test fixture ingests them
+# beside the generated sample (the main job itself does not).
+HAND_WRITTEN_LINEAGE = (SAMPLES_DIR / "lineage", SAMPLES_DIR / "facets")
+# The lineage page, written into dbt's target folder beside static_index.html.
+LINEAGE_PAGE_NAME = "lineage.html"
+
+
+@dataclass(frozen=True)
+class MainRun:
+    manifest: SampleManifest | None
+    summary: MainSummary
+    seconds: float
 
 
 def register(groups: dict[str, argparse._SubParsersAction]) -> None:
-    main_parser = groups[""].add_parser("main", help="ingest the samples, dbt build, dbt docs generate")
-    main_parser.add_argument("--skip-samples", action="store_true", help="do not ingest the bundled samples")
+    main_parser = groups[""].add_parser(
+        "main", help="generate the sample, ingest it, dbt build, dbt docs generate, print a summary"
+    )
+    main_parser.add_argument(
+        "--size", type=int, default=DEFAULT_SIZE, help=f"sample size, about its lineage events (default {DEFAULT_SIZE})"
+    )
+    main_parser.add_argument("--seed", type=int, default=7, help="sample seed (default 7)")
+    main_parser.add_argument(
+        "--skip-samples", action="store_true", help="do not generate or ingest the sample: build what is ingested"
+    )
     main_parser.add_argument("--skip-docs", action="store_true", help="do not generate the dbt docs")
     main_parser.set_defaults(handler=run_main)
 
@@ -37,38 +63,134 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     dbt_parser.set_defaults(handler=run_dbt_passthrough)
 
 
-def sample_loaders() -> list[tuple[str, SampleLoader]]:
-    loaders: list[tuple[str, SampleLoader]] = []
-    for module_info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
-        module = importlib.import_module(f"{commands.__name__}.{module_info.name}")
-        loader = getattr(module, "load_samples", None)
-        if loader is not None:
-            loaders.append((module_info.name, loader))
-    return loaders
+def sample_dir(settings: Settings) -> Path:
+    return settings.lineage_home / "sample"
 
 
-def run_pipeline(spark: SparkSession, settings: Settings, samples: bool = True, docs: bool = True) -> None:
+def target_dir(settings: Settings) -> Path:
+    return Path(os.environ.get("DBT_TARGET_PATH", settings.project_dir / "target"))
+
+
+def lineage_page(settings: Settings) -> Path:
+    return target_dir(settings) / LINEAGE_PAGE_NAME
+
+
+def ingest_sample(
+    spark: SparkSession, settings: Settings, manifest: SampleManifest, reporter: Reporter,
+    extra_lineage: Sequence[Path] = (),
+) -> list[str]:
+    """Ingests every part of the sample in the order a deployment would: lineage, snapshots oldest first,
+    the registry, then the events it validates. Returns one line per part for the summary."""
+    from python_jobs.commands.changelog import describe_load
+    from python_jobs.ingest.events import ingest_events
+    from python_jobs.ingest.lineage import ingest_lineage
+    from python_jobs.ingest.registry import ingest_registry
+    from python_jobs.ingest.snapshot import ingest_snapshot
+
+    lines = []
+    with reporter.step("ingest lineage events", "lines", total=manifest.lineage.lines) as step:
+        report = ingest_lineage(spark, settings, [manifest.root / "lineage", *extra_lineage])
+        note = f"{report.accepted:,} accepted, {report.rejected:,} rejected, {report.duplicates:,} duplicates"
+        step.finish(report.read, note)
+        lines.append(f"lineage: {report.summary()}")
+    with reporter.step("ingest crm_accounts snapshots", "rows", total=sum(s.rows for s in manifest.snapshots)) as step:
+        for snapshot in manifest.snapshots:
+            load = ingest_snapshot(
+                spark, settings, snapshot.dataset, snapshot.path, snapshot.snapshot_time.replace(tzinfo=None),
+                snapshot.system_time.replace(tzinfo=None), snapshot.primary_key,
+            )
+            step.advance(snapshot.rows)
+            lines.append(describe_load(load))
+        step.finish(note=f"{len(manifest.snapshots)} snapshots")
+    with reporter.step("ingest registry", "schema files") as step:
+        registry = ingest_registry(spark, settings, manifest.registry_dir)
+        step.finish(registry.files, f"{registry.accepted} added, {registry.rejected} rejected")
+        lines += registry.lines()
+    with reporter.step("ingest self-describing events", "events", total=manifest.sd_events) as step:
+        events = ingest_events(spark, settings, manifest.events_file)
+        step.finish(events.read, f"{events.accepted:,} accepted, {events.rejected:,} rejected")
+        lines += events.lines()
+    return lines
+
+
+class NodeCounter:
+    """A dbt callback that advances a progress step per finished node."""
+
+    def __init__(self, step: Any):
+        self.step = step
+
+    def __call__(self, event: Any) -> None:
+        name = event.info.name
+        total = getattr(event.data, "total", 0)
+        if total and self.step.total != total:
+            self.step.set_total(int(total))
+        if name == "NodeFinished":
+            self.step.advance()
+
+
+def dbt_step(settings: Settings, reporter: Reporter, title: str, command: list[str],
+             extra_vars: dict[str, Any]) -> dict[str, int]:
+    with reporter.step(title, "nodes") as step:
+        outcome = run_dbt(settings, ["--quiet", *command], extra_vars=extra_vars, callbacks=[NodeCounter(step)])
+        statuses = Counter(str(getattr(r, "status", "")).split(".")[-1].lower()
+                           for r in getattr(outcome.result, "results", None) or [])
+        step.finish(note=", ".join(f"{n} {status}" for status, n in sorted(statuses.items())))
+    return dict(statuses)
+
+
+def run_pipeline(
+    spark: SparkSession,
+    settings: Settings,
+    samples: bool = True,
+    docs: bool = True,
+    spec: SampleSpec | None = None,
+    extra_lineage: Sequence[Path] = (),
+    reporter: Reporter | None = None,
+    sample_root: Path | None = None,
+) -> MainRun:
+    """The main job in ``spark``. ``sample_root`` (default ``LINEAGE_HOME/sample``) is where the sample is
+    written; file paths are recorded with the rows, so two warehouses compare equal only from one place."""
+    started = time.monotonic()
+    reporter = reporter or Reporter()
+    spec = spec or SampleSpec()
     ensure_schemas(spark, settings, LAYERS)
+    manifest = None
+    ingest_lines: list[str] = []
     if samples:
-        for name, loader in sample_loaders():
-            print(f"== ingest samples: {name}", flush=True)
-            loader(spark, settings)
-    print("== dbt build", flush=True)
-    run_dbt(settings, ["build"])
+        with reporter.step(f"generate the sample (size {spec.size:,}, seed {spec.seed})", "files") as step:
+            manifest = generate_sample(spec, sample_root or sample_dir(settings))
+            files = len(manifest.lineage_files) + len(manifest.snapshots) + len(manifest.registry_schemas) + 1
+            step.finish(files, f"in {manifest.root}")
+        ingest_lines = ingest_sample(spark, settings, manifest, reporter, extra_lineage)
+    dbt_vars = SAMPLE_DBT_VARS if samples else {}
+    results = dbt_step(settings, reporter, "dbt build", ["build"], dbt_vars)
+    docs_page = None
     if docs:
-        print("== dbt docs generate", flush=True)
-        run_dbt(settings, ["docs", "generate", "--static"])
+        dbt_step(settings, reporter, "dbt docs generate --static", ["docs", "generate", "--static"], dbt_vars)
+        docs_page = target_dir(settings) / "static_index.html"
+    with reporter.step("read the summary", "tables") as step:
+        summary = collect_summary(spark, settings, docs_page, lineage_page(settings), tuple(ingest_lines), results)
+        step.finish(len(summary.table_rows))
+    return MainRun(manifest, summary, time.monotonic() - started)
 
 
 def run_main(args: argparse.Namespace) -> int:
     started = time.monotonic()
+    reporter = Reporter()
     settings = load_settings()
-    spark = get_spark(settings)
-    run_pipeline(spark, settings, samples=not args.skip_samples, docs=not args.skip_docs)
-    print(f"done in {time.monotonic() - started:.0f}s; warehouse in {settings.lineage_home}")
-    if not args.skip_docs:
-        target_dir = Path(os.environ.get("DBT_TARGET_PATH", settings.project_dir / "target"))
-        print(f"docs: open {target_dir / 'static_index.html'} in a browser")
+    with reporter.step("start Spark", "") as step:
+        spark = get_spark(settings)
+        step.finish(note=f"master {spark.sparkContext.master}")
+    run = run_pipeline(
+        spark, settings, samples=not args.skip_samples, docs=not args.skip_docs,
+        spec=SampleSpec(size=args.size, seed=args.seed), reporter=reporter,
+    )
+    reporter.line("")
+    for line in run.summary.ingest_lines:
+        reporter.line(line)
+    render_summary(run.summary, reporter.console)
+    reporter.line(f"warehouse:    {settings.lineage_home}")
+    reporter.line(f"done in {time.monotonic() - started:,.0f}s (Spark start included)")
     return 0
 
 

@@ -127,7 +127,7 @@ def logical_plan(variant: int, size: int) -> dict[str, Any]:
                               "qualifier": ["spark_catalog", "curated", "orders"]}]],
         }
         nodes.append(node)
-        node_bytes += len(json.dumps(node))
+        node_bytes += len(json.dumps(node, separators=(",", ":"))) + 1
         number += 1
     return facet(SPARK_PRODUCER, "LogicalPlanFacet", "spark/v1", plan=nodes)
 

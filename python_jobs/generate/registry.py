@@ -160,8 +160,10 @@ def _data(rng: random.Random, name: str, index: int, version: str) -> dict[str, 
     return data
 
 
-def _invalid_line(kind: str, rng: random.Random, index: int) -> str:
-    base = {"schema": current_version("checkout", 0.0).uri, "data": _checkout_data(rng, index, "1-0-0")}
+def _invalid_line(kind: str, rng: random.Random, index: int, position: float) -> str:
+    """A bad event of ``kind``, on the checkout version current at ``position``."""
+    version = current_version("checkout", position)
+    base = {"schema": version.uri, "data": _checkout_data(rng, index, version.version)}
     if kind == "unknown_property":
         base["data"]["voucher"] = "FREE"
     elif kind == "wrong_type":
@@ -169,8 +171,7 @@ def _invalid_line(kind: str, rng: random.Random, index: int) -> str:
     elif kind == "missing_required":
         del base["data"]["customer"]
     elif kind == "bad_date_time":
-        base = {"schema": current_version("checkout", 1.0).uri, "data": _checkout_data(rng, index, "1-0-2")}
-        base["data"]["placedAt"] = "yesterday"
+        base["data"]["placedAt"] = "yesterday"  # only 1-0-1 and later know placedAt: unknown before
     elif kind == "unknown_schema":
         base["schema"] = f"iglu:{VENDOR}/refund/jsonschema/1-0-0"
     elif kind == "invalid_json":
@@ -188,7 +189,7 @@ def sample_events(count: int, seed: int) -> Iterator[str]:
     invalid = 0
     for index in range(count):
         if index % 25 == 12:
-            line = _invalid_line(INVALID_KINDS[invalid % len(INVALID_KINDS)], rng, index)
+            line = _invalid_line(INVALID_KINDS[invalid % len(INVALID_KINDS)], rng, index, index / max(count, 1))
             invalid += 1
         elif index % 100 == 57 and recent:
             line = recent[rng.randrange(len(recent))]

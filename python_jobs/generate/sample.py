@@ -19,7 +19,7 @@ import json
 import shutil
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from python_jobs.generate import crm, pipelines, registry
@@ -141,11 +141,12 @@ def write_lineage(spec: SampleSpec, folder: Path) -> tuple[tuple[Path, ...], Lin
     files = []
     lines_written = 0
     totals = pipelines.Counts()
-    for day, lines, totals in pipelines.pipeline_lines(pipeline, spec.malformed_lines, spec.duplicate_lines):
-        date = (pipelines.EPOCH.date().toordinal() + day)
-        path = folder / f"events-{datetime.fromordinal(date).strftime('%Y-%m-%d')}.ndjson"
+    for day, lines, counts in pipelines.pipeline_lines(pipeline, spec.malformed_lines, spec.duplicate_lines):
+        date = pipelines.EPOCH + timedelta(days=day)
+        path = folder / f"events-{date.strftime('%Y-%m-%d')}.ndjson"
         lines_written += write_lines(path, lines)
         files.append(path)
+        totals = counts
     facts = LineageFacts(
         events=totals.events, lines=lines_written, duplicates=spec.duplicate_lines, malformed=spec.malformed_lines,
         failed_runs=totals.failed_runs, aborted_runs=totals.aborted_runs, large_facets=totals.large_facets,

@@ -18,10 +18,10 @@ from pyspark.sql import functions as F
 
 from python_jobs.commands.warehouse import warehouse_fingerprint
 from python_jobs.dbt import run_dbt
+from python_jobs.generate.lineage import SyntheticSpec, proposal_example, write_events
 from python_jobs.ingest.lineage import ingest_lineage
 from python_jobs.lineage.event_parsing import PARSE_OPTIONS, PARSE_SCHEMA
 from python_jobs.lineage.models import core_selection
-from python_jobs.generate.lineage import SyntheticSpec, proposal_example, write_events
 from python_jobs.settings import LAYERS, Settings
 from python_jobs.spark import ensure_schemas
 

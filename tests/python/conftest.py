@@ -20,6 +20,9 @@ from python_jobs.settings import PROJECT_DIR
 
 SHARED_CORPUS = PROJECT_DIR.parent / "shared" / "corpus"
 _TEST_HOME = Path(tempfile.mkdtemp(prefix="lineage-tests-"))
+# Where the main job writes its sample; the cluster test writes the same sample to the same place
+# (test_home / "sample"), as file paths are part of the rows.
+MAIN_SAMPLE_ROOT = _TEST_HOME / "sample"
 
 # Must be set before python_jobs.settings.load_settings() and before Spark starts.
 os.environ["LINEAGE_HOME"] = str(_TEST_HOME / "local")
@@ -69,11 +72,19 @@ def isolated_settings(request, settings, spark):
 
 
 @pytest.fixture(scope="session")
-def sample_warehouse(settings, spark):
-    """The main job (samples, dbt build, docs) run once on the default prefix; shared read-only."""
-    from python_jobs.commands.main import run_pipeline
+def main_run(settings, spark):
+    """The main job (generated sample, dbt build, docs, summary) run once on the default prefix, with the
+    hand-written lineage samples the model tests assert on; shared read-only."""
+    from python_jobs.commands.main import HAND_WRITTEN_LINEAGE, run_pipeline
 
-    run_pipeline(spark, settings, samples=True, docs=True)
+    return run_pipeline(
+        spark, settings, samples=True, docs=True, extra_lineage=HAND_WRITTEN_LINEAGE, sample_root=MAIN_SAMPLE_ROOT
+    )
+
+
+@pytest.fixture(scope="session")
+def sample_warehouse(settings, main_run):
+    """The settings of the warehouse the main job built (see ``main_run``)."""
     return settings
 
 

@@ -16,14 +16,16 @@ from python_jobs.standalone import standalone_cluster
 # Runs in its own process: a JVM's master can't change, and Derby allows one process per metastore.
 CLUSTER_JOB = """
 import json, sys
-from python_jobs.commands.main import run_pipeline
+from pathlib import Path
+from python_jobs.commands.main import HAND_WRITTEN_LINEAGE, run_pipeline
 from python_jobs.commands.warehouse import warehouse_fingerprint
 from python_jobs.settings import load_settings
 from python_jobs.spark import get_spark
 settings = load_settings()
 spark = get_spark(settings)
 assert spark.sparkContext.master.startswith("spark://"), spark.sparkContext.master
-run_pipeline(spark, settings, samples=True, docs=False)
+run_pipeline(spark, settings, samples=True, docs=False, extra_lineage=HAND_WRITTEN_LINEAGE,
+             sample_root=Path(sys.argv[2]))
 json.dump(warehouse_fingerprint(spark, settings), open(sys.argv[1], "w"))
 """
 
@@ -47,7 +49,7 @@ def test_cluster_target_matches_local(sample_warehouse, spark, test_home, tmp_pa
             DBT_LOG_PATH=str(tmp_path / "dbt-logs"),
         )
         job = subprocess.run(
-            [sys.executable, "-c", CLUSTER_JOB, str(out)],
+            [sys.executable, "-c", CLUSTER_JOB, str(out), str(test_home / "sample")],
             cwd=PROJECT_DIR,
             env=env,
             capture_output=True,

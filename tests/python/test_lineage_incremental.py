@@ -10,9 +10,9 @@ import random
 from pathlib import Path
 
 from python_jobs.dbt import run_dbt
+from python_jobs.generate.lineage import SyntheticSpec, events
 from python_jobs.ingest.lineage import ingest_lineage
 from python_jobs.lineage.models import core_selection
-from python_jobs.generate.lineage import SyntheticSpec, events
 
 SELECTION = core_selection()
 BATCHES = 4
