@@ -181,17 +181,26 @@ def _invalid_line(kind: str, rng: random.Random, index: int, position: float) ->
     return json.dumps(base)
 
 
+INVALID_EVERY, INVALID_AT = 25, 12
+REPEAT_EVERY, REPEAT_AT = 100, 57
+
+
+def invalid_events(count: int) -> int:
+    """How many of ``sample_events(count, ...)`` the validator must reject."""
+    return sum(1 for index in range(count) if index % INVALID_EVERY == INVALID_AT)
+
+
 def sample_events(count: int, seed: int) -> Iterator[str]:
-    """``count`` NDJSON lines; about one in 25 invalid, about one in 100 a repeat of an earlier line."""
+    """``count`` NDJSON lines; one in 25 invalid, about one in 100 a repeat of an earlier valid line."""
     rng = random.Random(f"{seed}:sd-events")
     names = [name for name, weight in FAMILY_WEIGHTS for _ in range(weight)]
     recent: list[str] = []
     invalid = 0
     for index in range(count):
-        if index % 25 == 12:
+        if index % INVALID_EVERY == INVALID_AT:
             line = _invalid_line(INVALID_KINDS[invalid % len(INVALID_KINDS)], rng, index, index / max(count, 1))
             invalid += 1
-        elif index % 100 == 57 and recent:
+        elif index % REPEAT_EVERY == REPEAT_AT and recent:
             line = recent[rng.randrange(len(recent))]
         else:
             name = names[rng.randrange(len(names))]

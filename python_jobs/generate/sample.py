@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -101,8 +101,8 @@ class SampleManifest:
     changelog_ops: tuple[dict[int, int], ...]  # per snapshot, in order: op -> rows the changelog must add
     reappearing_keys: tuple[str, ...]
     sd_events: int  # lines in events_file
+    sd_invalid: int  # of which the validator must reject
     registry_schemas: tuple[str, ...]  # relative paths under registry_dir
-    extra: dict[str, object] = field(default_factory=dict)
 
     def as_json(self) -> dict[str, object]:
         def relative(path: Path) -> str:
@@ -120,7 +120,7 @@ class SampleManifest:
             "reappearing_keys": list(self.reappearing_keys),
             "registry": {"dir": relative(self.registry_dir), "schemas": list(self.registry_schemas),
                          "breaking": registry.BREAKING_VERSION},
-            "sd_events": {"file": relative(self.events_file), "lines": self.sd_events},
+            "sd_events": {"file": relative(self.events_file), "lines": self.sd_events, "invalid": self.sd_invalid},
         }
 
 
@@ -184,6 +184,7 @@ def generate_sample(spec: SampleSpec, out: Path) -> SampleManifest:
         events_file=events_file, lineage=facts,
         changelog_ops=tuple(dict(sorted(ops.items())) for ops in crm.expected_changelog(exports)),
         reappearing_keys=tuple(crm.reappearing_keys(exports)), sd_events=sd_lines,
+        sd_invalid=registry.invalid_events(sd_lines),
         registry_schemas=tuple(sorted(schemas)),
     )
     (out / "manifest.json").write_text(json.dumps(manifest.as_json(), indent=2) + "\n", encoding="utf-8")
