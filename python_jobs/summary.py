@@ -106,6 +106,8 @@ def registry_tables(spark: SparkSession, settings: Settings) -> tuple[RegistryTa
         return ()
     versions = (
         spark.table(versions_table)
+        .select(F.concat("table_name", F.coalesce("table_suffix", F.lit(""))).alias("table_name"), "version",
+                "is_recovery")
         .groupBy("table_name", "is_recovery")
         .agg(F.sort_array(F.collect_list("version")).alias("versions"))
         .collect()
@@ -137,7 +139,8 @@ def collect_summary(
 
 
 def _table(title: str, *columns: str) -> Table:
-    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
+                  min_width=len(title))
     for index, column in enumerate(columns):
         table.add_column(column, justify="right" if index and column != "reason" else "left")
     return table
@@ -175,7 +178,7 @@ def render_summary(summary: MainSummary, console: Console) -> None:
 
     registry = _table("Registry tables and their versions", "table", "versions", "rows")
     for entry in summary.registry_tables:
-        kind = " (recovery: breaking version)" if entry.is_recovery else ""
+        kind = " (recovery table of a breaking version)" if entry.is_recovery else ""
         registry.add_row(entry.table + kind, ", ".join(entry.versions), f"{entry.rows:,}")
     console.print(registry)
 
