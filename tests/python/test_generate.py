@@ -191,3 +191,13 @@ def test_benchmark_workloads_are_unchanged_by_the_move(tmp_path):
     assert sha256_of(facet_text) == "e24ac421851e3c4ccf8236586b105a1ff81f30b12b202cdda5f82180f0a19346"
     checkout = "\n".join(registry.checkout_events(200, seed=1))
     assert sha256_of(checkout) == "a0898c643cca1ea018160bb0828dc5ff68910cc92eaf28d089ee3f09f2937eb0"
+
+
+def test_generate_sample_command_writes_the_manifest(tmp_path, capsys):
+    from python_jobs.cli import main
+
+    assert main(["generate", "sample", "--size", "300", "--seed", "3", "--out", str(tmp_path)]) == 0
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    assert manifest["spec"] == {"size": 300, "seed": 3}
+    assert manifest["registry"]["breaking"] == registry.BREAKING_VERSION
+    assert "wrote" in capsys.readouterr().out
