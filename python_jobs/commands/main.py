@@ -162,7 +162,8 @@ def run_pipeline(
             files = len(manifest.lineage_files) + len(manifest.snapshots) + len(manifest.registry_schemas) + 1
             step.finish(files, f"in {manifest.root}")
         ingest_lines = ingest_sample(spark, settings, manifest, reporter, extra_lineage)
-    dbt_vars = SAMPLE_DBT_VARS if samples else {}
+    # Set with --skip-samples too: a sample ingested by an earlier run keeps being built.
+    dbt_vars = SAMPLE_DBT_VARS
     results = dbt_step(settings, reporter, "dbt build", ["build"], dbt_vars)
     docs_page = None
     if docs:
