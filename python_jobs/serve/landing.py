@@ -12,10 +12,11 @@ Layout under the landing root (default ``<LINEAGE_HOME>/landing/lineage``, or ``
 
 A writer batches concurrent appends: while one write+fsync runs, new appends queue, and the next
 write+fsync covers them all (group commit). ``append`` returns only after the fsync that covers its
-line, so a 201 means the line is on disk. A file is sealed when it reaches ``rotate_bytes`` or gets
-``rotate_seconds`` old, on demand (``rotate``) and at shutdown; a file left in ``open/`` by a crash
-is sealed on the next start, cut after its last complete line (a torn last line was never
-acknowledged).
+line, so a 201 means the line is on disk. The open file is preallocated with zeros (fsynced), so a
+batch's fdatasync flushes data blocks only; sealing cuts the file to its data. A file is sealed when
+it reaches ``rotate_bytes`` or gets ``rotate_seconds`` old, on demand (``rotate``) and at shutdown;
+a file left in ``open/`` by a crash is sealed on the next start, cut after its last complete line
+(``complete_prefix``: a torn or zero-filled tail was never acknowledged).
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 OPEN_SUFFIX = ".ndjson.open"
+# Zeros written ahead of the open file's data at a time (see GroupCommitWriter._write_batch).
+PREALLOCATE_BYTES = 8 * 1024 * 1024
 SEALED_SUFFIX = ".ndjson"
 
 
@@ -84,20 +87,30 @@ def fsync_dir(folder: Path) -> None:
         os.close(descriptor)
 
 
+def complete_prefix(data: bytes) -> int:
+    """The length of the leading complete lines of a landing file: up to the last newline before
+    any NUL byte. A file is preallocated with zeros and written in order, but after a crash the
+    pages of an unacknowledged write may be on disk out of order; acknowledged lines were fsynced
+    before their answer, hold no NUL (JSON text cannot), and all come before such a gap."""
+    first_nul = data.find(b"\0")
+    end = len(data) if first_nul < 0 else first_nul
+    return data.rfind(b"\n", 0, end) + 1
+
+
 def seal_leftovers(open_dir: Path, sealed_dir: Path) -> list[Path]:
-    """Seals the files a crashed writer left open: cut after the last newline, fsync, rename."""
+    """Seals the files a crashed writer left open: cut after the last complete line, fsync, rename."""
     sealed: list[Path] = []
     if not open_dir.is_dir():
         return sealed
     for path in sorted(open_dir.glob(f"*{OPEN_SUFFIX}")):
         data = path.read_bytes()
-        complete = data[: data.rfind(b"\n") + 1]
+        complete = complete_prefix(data)
         if not complete:
             path.unlink()
             continue
-        if len(complete) != len(data):
+        if complete != len(data):
             with path.open("r+b") as handle:
-                handle.truncate(len(complete))
+                handle.truncate(complete)
                 os.fsync(handle.fileno())
         target = sealed_dir / (path.name[: -len(OPEN_SUFFIX)] + SEALED_SUFFIX)
         os.replace(path, target)
@@ -146,6 +159,7 @@ class GroupCommitWriter:
         self._opened_at = 0.0
         self._size = 0
         self._lines = 0
+        self._allocated = 0
 
     async def start(self) -> None:
         self.open_dir.mkdir(parents=True, exist_ok=True)
@@ -229,11 +243,17 @@ class GroupCommitWriter:
                 self._open()
             data = b"".join(lines)
             assert self._descriptor is not None
+            if self.fsync and self._size + len(data) > self._allocated:
+                self._preallocate(self._size + len(data))
             view = memoryview(data)
+            offset = self._size
             while view:
-                written = os.write(self._descriptor, view)
-                view = view[written:]
+                written = os.pwrite(self._descriptor, view, offset)
+                view, offset = view[written:], offset + written
             if self.fsync:
+                # The blocks and the file size were made durable by _preallocate, so this only
+                # flushes data: no journal commit per batch (measured ten times cheaper than an
+                # fdatasync that extends the file).
                 os.fdatasync(self._descriptor)
             self._size += len(data)
             self._lines += len(lines)
@@ -244,17 +264,30 @@ class GroupCommitWriter:
         ):
             self._seal()
 
+    def _preallocate(self, needed: int) -> None:
+        """Writes zeros ahead of the data, up to ``needed`` plus a chunk, and makes them durable."""
+        assert self._descriptor is not None
+        target = max(needed, self._allocated) + PREALLOCATE_BYTES
+        zeros = bytes(min(target - self._allocated, 1024 * 1024))
+        offset = self._allocated
+        while offset < target:
+            offset += os.pwrite(self._descriptor, zeros[: target - offset], offset)
+        os.fdatasync(self._descriptor)
+        self._allocated = target
+
     def _open(self) -> None:
         self._path = self.open_dir / (_new_name(self.prefix) + OPEN_SUFFIX)
-        self._descriptor = os.open(self._path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644)
+        self._descriptor = os.open(self._path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         if self.fsync:
             fsync_dir(self.open_dir)
         self._opened_at = time.monotonic()
         self._size = 0
         self._lines = 0
+        self._allocated = 0
 
     def _seal(self) -> None:
         assert self._descriptor is not None and self._path is not None
+        os.ftruncate(self._descriptor, self._size)
         os.fsync(self._descriptor)
         os.close(self._descriptor)
         target = self.sealed_dir / (self._path.name[: -len(OPEN_SUFFIX)] + SEALED_SUFFIX)
