@@ -20,7 +20,7 @@ import json
 import os
 import zlib
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -29,6 +29,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
+from starlette.types import Receive, Scope, Send
 
 from python_jobs.lineage.event_validation import first_problem
 from python_jobs.serve.landing import GroupCommitWriter, LandingLayout
@@ -58,19 +59,23 @@ class CollectorConfig:
 @dataclass
 class CollectorCounts:
     """Every request to the lineage endpoint is counted once:
-    received = accepted + rejected + too_large + unauthorized."""
+    received = accepted + rejected + too_large + unauthorized + abandoned (the client left mid-body)."""
 
     received: int = 0
     accepted: int = 0
     rejected: int = 0
     too_large: int = 0
     unauthorized: int = 0
+    abandoned: int = 0
     sealed_files: int = 0
     sealed_events: int = 0
-    extra: dict[str, int] = field(default_factory=dict)
 
     def reconciles(self) -> bool:
-        return self.received == self.accepted + self.rejected + self.too_large + self.unauthorized
+        return self.in_flight() == 0
+
+    def in_flight(self) -> int:
+        """Requests received and not yet answered (0 whenever the collector is idle)."""
+        return self.received - (self.accepted + self.rejected + self.too_large + self.unauthorized + self.abandoned)
 
     def as_dict(self) -> dict[str, int | bool]:
         return {
@@ -79,6 +84,8 @@ class CollectorCounts:
             "rejected": self.rejected,
             "too_large": self.too_large,
             "unauthorized": self.unauthorized,
+            "abandoned": self.abandoned,
+            "in_flight": self.in_flight(),
             "sealed_files": self.sealed_files,
             "sealed_events": self.sealed_events,
             "reconciles": self.reconciles(),
@@ -87,6 +94,16 @@ class CollectorCounts:
 
 class BodyTooLarge(Exception):
     pass
+
+
+Headers = dict[bytes, bytes]
+Answer = tuple[int, bytes, list[tuple[bytes, bytes]]]
+
+
+@dataclass(frozen=True)
+class RequestFacts:
+    remote: str | None
+    encoding: str
 
 
 class Collector:
@@ -135,29 +152,34 @@ class Collector:
             return
         asyncio.run_coroutine_threadsafe(self.events.rotate(), self.loop).result(timeout)
 
-    def authorized(self, request: Request) -> bool:
+    def authorized(self, headers: Headers) -> bool:
         expected = self.config.api_key
         if not expected:
             return True
-        header = request.headers.get("authorization", "")
-        scheme, _, token = header.partition(" ")
-        if scheme.lower() != "bearer":
+        header = headers.get(b"authorization", b"")
+        scheme, _, token = header.partition(b" ")
+        if scheme.lower() != b"bearer":
             return False
-        return hmac.compare_digest(token.strip().encode(), expected.encode())
+        return hmac.compare_digest(token.strip(), expected.encode())
 
-    async def read_body(self, request: Request) -> bytes:
+    async def read_body(self, headers: Headers, receive: Receive) -> bytes:
         limit = self.config.max_body_bytes
-        declared = request.headers.get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > limit:
-            raise BodyTooLarge(f"the body has {declared} bytes; the limit is {limit}")
+        declared = headers.get(b"content-length", b"")
+        if declared.isdigit() and int(declared) > limit:
+            raise BodyTooLarge(f"the body has {int(declared)} bytes; the limit is {limit}")
         chunks: list[bytes] = []
         size = 0
-        async for chunk in request.stream():
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise ConnectionResetError("the client went away before sending its body")
+            chunk = message.get("body", b"")
             size += len(chunk)
             if size > limit:
                 raise BodyTooLarge(f"the body has more than {limit} bytes")
             chunks.append(chunk)
-        return b"".join(chunks)
+            if not message.get("more_body", False):
+                return b"".join(chunks)
 
     def decoded(self, body: bytes, encoding: str) -> bytes:
         """The body after ``Content-Encoding`` (gzip or none), within the size limit."""
@@ -178,15 +200,15 @@ class Collector:
             raise ValueError(f"the {encoding} body is truncated")
         return data
 
-    async def reject(self, request: Request, status: int, reason: str, body: bytes | None, size: int) -> None:
+    async def reject(self, request: RequestFacts, status: int, reason: str, body: bytes | None, size: int) -> None:
         """Keeps a refused body with its reason (400) or the facts of a refused request (413)."""
         record: dict[str, object] = {
             "received_at": datetime.now(UTC).isoformat(timespec="microseconds"),
-            "remote": _remote(request),
+            "remote": request.remote,
             "status": status,
             "reason": reason,
             "size": size,
-            "content_encoding": request.headers.get("content-encoding"),
+            "content_encoding": request.encoding or None,
         }
         if body is not None:
             try:
@@ -196,52 +218,72 @@ class Collector:
         line = json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
         await self.rejections.append(line)
 
-    async def post_lineage(self, request: Request) -> Response:
+    async def post_lineage(self, headers: Headers, remote: str | None, receive: Receive) -> Answer:
+        """The answer to one POST: (status, JSON error or empty body, extra headers)."""
         counts = self.counts
         counts.received += 1
-        if not self.authorized(request):
+        if not self.authorized(headers):
             counts.unauthorized += 1
-            return JSONResponse(
-                {"error": "missing or wrong API key (Authorization: Bearer <key>)"},
-                status_code=401,
-                headers={"WWW-Authenticate": "Bearer"},
-            )
+            challenge = [(b"www-authenticate", b"Bearer")]
+            return 401, _error("missing or wrong API key (Authorization: Bearer <key>)"), challenge
+        facts = RequestFacts(remote, headers.get(b"content-encoding", b"").decode("latin-1"))
         raw = b""
         try:
-            raw = await self.read_body(request)
-            body = self.decoded(raw, request.headers.get("content-encoding", ""))
+            raw = await self.read_body(headers, receive)
+            body = self.decoded(raw, facts.encoding)
         except BodyTooLarge as error:
             counts.too_large += 1
-            await self.reject(request, 413, str(error), None, len(raw))
-            return JSONResponse({"error": str(error)}, status_code=413)
+            await self.reject(facts, 413, str(error), None, len(raw))
+            return 413, _error(str(error)), []
         except ValueError as error:
-            return await self._bad_request(request, str(error), raw)
+            return await self._bad_request(facts, str(error), raw)
+        except ConnectionResetError as error:
+            counts.abandoned += 1
+            return 400, _error(str(error)), []
         try:
             text = body.decode("utf-8")
         except UnicodeDecodeError as error:
-            return await self._bad_request(request, f"the body is not UTF-8: {error}", body)
+            return await self._bad_request(facts, f"the body is not UTF-8: {error}", body)
         reason = first_problem(text)
         if reason is not None:
-            return await self._bad_request(request, reason, body)
+            return await self._bad_request(facts, reason, body)
         # JSON has no raw line breaks inside strings, so outside them they are whitespace: a space
         # keeps the event (and its id) the same and the NDJSON framing intact.
         line = body.replace(b"\r", b" ").replace(b"\n", b" ") + b"\n"
         await self.events.append(line)
         counts.accepted += 1
-        return Response(status_code=201)
+        return 201, b"", []
 
-    async def _bad_request(self, request: Request, reason: str, body: bytes) -> Response:
+    async def _bad_request(self, facts: RequestFacts, reason: str, body: bytes) -> Answer:
         self.counts.rejected += 1
-        await self.reject(request, 400, reason, body, len(body))
-        return JSONResponse({"error": reason}, status_code=400)
+        await self.reject(facts, 400, reason, body, len(body))
+        return 400, _error(reason), []
 
     async def health(self, request: Request) -> Response:
         return JSONResponse({"status": "ok", "landing": str(self.config.landing.root), **self.counts.as_dict()})
 
 
-def _remote(request: Request) -> str | None:
-    client = request.client
-    return f"{client.host}:{client.port}" if client else None
+def _error(reason: str) -> bytes:
+    return json.dumps({"error": reason}, ensure_ascii=False).encode("utf-8")
+
+
+class LineageEndpoint:
+    """``POST /api/v1/lineage`` as a bare ASGI app: the hot path skips starlette's request and
+    response objects (about a third of the CPU per event at these sizes)."""
+
+    def __init__(self, collector: Collector):
+        self.collector = collector
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers: Headers = dict(scope["headers"])  # ASGI names are lower case
+        client = scope.get("client")
+        remote = f"{client[0]}:{client[1]}" if client else None
+        status, payload, extra = await self.collector.post_lineage(headers, remote, receive)
+        response_headers = [(b"content-length", str(len(payload)).encode())]
+        if payload:
+            response_headers.append((b"content-type", b"application/json"))
+        await send({"type": "http.response.start", "status": status, "headers": response_headers + extra})
+        await send({"type": "http.response.body", "body": payload})
 
 
 def create_app(
@@ -271,7 +313,7 @@ def create_app(
             print(f"collector stopped, open files sealed: {collector.counts.as_dict()}", flush=True)
 
     routes: list[BaseRoute] = [
-        Route(LINEAGE_PATH, collector.post_lineage, methods=["POST"]),
+        Route(LINEAGE_PATH, LineageEndpoint(collector), methods=["POST"]),
         Route("/health", collector.health, methods=["GET"]),
         Route("/healthcheck", collector.health, methods=["GET"]),
         Route("/api/v1/collector/health", collector.health, methods=["GET"]),
