@@ -4,7 +4,7 @@
 ``sealed/`` (never ``open/``), ingested in one ``ingest_lineage`` batch, then moved to ``ingested/``
 only after that batch committed. A crash between the commit and the move leaves them in ``sealed/``;
 the next run ingests them again and the dedup on ``event_id`` counts every event as a duplicate, so
-each event is stored exactly once (tests/python/test_collector_landing.py checks it).
+each event is stored exactly once (tests/python/test_collector.py checks it).
 
 ``run_round`` is one round (the unit to wrap in a warehouse lock); ``BuildLoop`` runs rounds on a
 schedule in one thread (never two at once), prints what each did, and calls its ``after_round``
