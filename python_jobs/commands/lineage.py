@@ -15,7 +15,9 @@ LINEAGE_SAMPLES = SAMPLES_DIR / "lineage"
 
 def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     ingest = groups["ingest"].add_parser(
-        "lineage", help="load OpenLineage events (.json, .ndjson, .jsonl, optionally .gz; files or folders)"
+        "lineage",
+        help="load OpenLineage events (.json, .ndjson, .jsonl, optionally .gz; files or folders); a collector "
+        "landing folder (`serve`) contributes its sealed files only, each once",
     )
     ingest.add_argument("paths", nargs="+", type=Path)
     ingest.set_defaults(handler=run_ingest)
@@ -46,11 +48,26 @@ def run_ingest(args: argparse.Namespace) -> int:
 
     settings = load_settings()
     spark = get_spark(settings)
-    report = ingest_lineage(spark, settings, args.paths)
-    for skipped in report.skipped_files:
-        print(f"skipped (not .json/.ndjson/.jsonl): {skipped}")
-    print(report.summary())
-    return 0 if report.reconciles() else 1
+    from python_jobs.serve.build_loop import ingest_sealed
+    from python_jobs.serve.landing import LandingLayout, is_landing_root
+
+    landings = [path for path in args.paths if is_landing_root(path)]
+    others = [path for path in args.paths if not is_landing_root(path)]
+    reconciles = True
+    for root in landings:
+        landed = ingest_sealed(spark, settings, LandingLayout(root.resolve()))
+        if landed.report is None:
+            print(f"landing {root}: no sealed files")
+            continue
+        print(f"landing {root}: {len(landed.files)} sealed files → ingested/: {landed.report.summary()}")
+        reconciles = reconciles and landed.report.reconciles()
+    if others:
+        report = ingest_lineage(spark, settings, others)
+        for skipped in report.skipped_files:
+            print(f"skipped (not .json/.ndjson/.jsonl): {skipped}")
+        print(report.summary())
+        reconciles = reconciles and report.reconciles()
+    return 0 if reconciles else 1
 
 
 def run_generate(args: argparse.Namespace) -> int:

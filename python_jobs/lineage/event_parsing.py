@@ -29,6 +29,22 @@ from collections.abc import Callable
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
+# The contract's constants live with its rule table; imported here under their old names.
+from python_jobs.lineage.event_rules import (
+    ENTRY_SCALARS,
+    EVENT_TYPES,
+    OFFSET_PATTERN,
+    PLACEHOLDER_PATTERN,
+    RULES,
+    RUN_EVENT_REQUIRED,
+    SCALARS,
+    STRUCTURES,
+    TIMESTAMP_PATTERN,
+    UUID_PATTERN,
+    Rule,
+    message_parts,
+)
+
 CORRUPT_COLUMN = "_corrupt_record"
 
 _FACETS = "map<string, string>"
@@ -46,13 +62,6 @@ PARSE_OPTIONS = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT_COLU
 # The same shape with string scalars: the parse every record gets.
 TEXT_PARSE_SCHEMA = PARSE_SCHEMA.replace("variant", "string")
 
-EVENT_TYPES = ("START", "RUNNING", "COMPLETE", "ABORT", "FAIL", "OTHER")
-UUID_PATTERN = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
-# ISO-8601 date-time: seconds and a fraction of up to 9 digits are optional, the offset too.
-TIMESTAMP_PATTERN = r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?([Zz]|[+-]\d{2}(:?\d{2})?)?$"
-OFFSET_PATTERN = r"([Zz]|[+-]\d{2}(:?\d{2})?)$"
-# Test fixtures of OpenLineage integrations: Jinja-like matchers and json-unit placeholders.
-PLACEHOLDER_PATTERN = r"\{\{.*\}\}|\$\{json-unit\.[^}]*\}"
 
 
 def parse_event(text: Column) -> Column:
@@ -70,8 +79,6 @@ def parse_event_text(text: Column) -> Column:
 # also covers Java's renderings such as ``1.0E10``; a UUID of digits only is not one). Matched at every line
 # start of the joined texts (``(?m)``): a separator inside a value only adds a match, never hides one.
 NON_STRING_TEXT = r"(?m)^(?:[{\[\"]|true$|false$|-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$)"
-# The scalar paths inside an entry of inputs/outputs and inside dataset.
-ENTRY_SCALARS = ("namespace", "name")
 
 
 def needs_typed_parse(parsed: Column) -> Column:
@@ -108,19 +115,6 @@ def as_string(value: Column) -> Column:
     return F.when(json_type(value) == F.lit("STRING"), string_value)
 
 
-# The scalar fields that are validated: label → path inside the parsed struct.
-SCALARS = {
-    "eventTime": ("eventTime",),
-    "eventType": ("eventType",),
-    "producer": ("producer",),
-    "schemaURL": ("schemaURL",),
-    "run.runId": ("run", "runId"),
-    "job.namespace": ("job", "namespace"),
-    "job.name": ("job", "name"),
-    "dataset.namespace": ("dataset", "namespace"),
-    "dataset.name": ("dataset", "name"),
-}
-STRUCTURES = ("run", "job", "inputs", "outputs", "dataset")
 
 
 def _at(parsed: Column, path: tuple[str, ...]) -> Column:
@@ -199,22 +193,6 @@ def event_kind() -> Column:
     )
 
 
-def _required_string(label: str) -> list[tuple[Column, Column]]:
-    """Checks for a required string: present, a string, not blank. (Test placeholders are rejected
-    for every scalar by an earlier check of ``rejection_reason``.)"""
-    text, kind = F.col(text_col(label)), json_type_name(label)
-    return [
-        (kind.isNull(), F.lit(f"missing required field {label}")),
-        (text.isNull(), F.concat(F.lit(f"{label} must be a string, got "), kind)),
-        (F.trim(text) == F.lit(""), F.lit(f"{label} is empty")),
-    ]
-
-
-def _optional_string(label: str) -> list[tuple[Column, Column]]:
-    text, kind = F.col(text_col(label)), json_type_name(label)
-    return [(kind.isNotNull() & text.isNull(), F.concat(F.lit(f"{label} must be a string, got "), kind))]
-
-
 def _may_be_placeholder(text: Column) -> Column:
     """Every match of ``PLACEHOLDER_PATTERN`` contains ``{{`` or ``${``: a substring test that lets
     almost every value skip the regular expression (the checks run on every field of every event)."""
@@ -232,7 +210,7 @@ def clearly_accepted(kind: Column) -> Column:
     no_placeholder = [F.coalesce(~_may_be_placeholder(text(label)), F.lit(True)) for label in SCALARS]
     required = [
         text(label).isNotNull() & (F.trim(text(label)) != F.lit(""))
-        for label in ("eventTime", "producer", "run.runId", "job.namespace", "job.name")
+        for label in RUN_EVENT_REQUIRED
     ]
     event_type = text("eventType")
     conditions = [
@@ -264,65 +242,76 @@ def rejection_reason(kind: Column) -> Column:
 
 
 def _first_problem(kind: Column) -> Column:
-    """The CASE of ``rejection_reason``: the first failing check's message, null when none fails."""
-    wrong_typed = F.concat_ws(", ", *[F.when(~F.col(f"has_{name}"), F.lit(name)) for name in STRUCTURES])
-    nothing_parsed = ~F.col("has_run") & ~F.col("has_job") & ~F.col("has_dataset") & ~F.col("has_inputs")
-    nothing_parsed = nothing_parsed & ~F.col("has_outputs") & json_type_name("eventTime").isNull()
-    event_time = F.col(text_col("eventTime"))
-    event_type = F.col(text_col("eventType"))
-    run_id = F.col(text_col("run.runId"))
-
-    common: list[tuple[Column, Column]] = [
-        (F.col("is_empty"), F.lit("empty record")),
-        (nothing_parsed & F.col("is_corrupt"), F.lit("not valid JSON or not a JSON object")),
-        (F.col("is_corrupt"), F.concat(F.lit("a field has the wrong JSON type (one of: "), wrong_typed, F.lit(")"))),
-        (kind.isNull(), F.lit("not an OpenLineage event: it has no run, job or dataset")),
-        *[
-            (_may_be_placeholder(F.col(text_col(label))) & F.col(text_col(label)).rlike(PLACEHOLDER_PATTERN),
-             F.concat(F.lit(f"{label} is a template placeholder: "), F.col(text_col(label))))
-            for label in SCALARS
-        ],
-        *_required_string("eventTime"),
-        (
-            ~event_time.rlike(TIMESTAMP_PATTERN) | F.to_timestamp(event_time).isNull(),
-            F.concat(F.lit("eventTime is not an ISO-8601 date-time: "), event_time),
-        ),
-        *_required_string("producer"),
-        *_optional_string("schemaURL"),
-        *_optional_string("eventType"),
-        (
-            event_type.isNotNull() & ~F.upper(event_type).isin(*EVENT_TYPES),
-            F.concat(F.lit("eventType must be one of " + ", ".join(EVENT_TYPES) + ", got "), event_type),
-        ),
-    ]
-    per_kind = {
-        "RunEvent": [
-            *_required_string("run.runId"),
-            (~run_id.rlike(UUID_PATTERN), F.concat(F.lit("run.runId is not a UUID: "), run_id)),
-            *_required_string("job.namespace"),
-            *_required_string("job.name"),
-        ],
-        "JobEvent": [
-            (F.col("has_run"), F.lit("a JobEvent must not have a run")),
-            *_required_string("job.namespace"),
-            *_required_string("job.name"),
-        ],
-        "DatasetEvent": [
-            (F.col("has_run") | F.col("has_job"), F.lit("a DatasetEvent must not have a run or job")),
-            *_required_string("dataset.namespace"),
-            *_required_string("dataset.name"),
-        ],
-    }
-    guarded = list(common)
-    for name, checks in per_kind.items():
-        guarded += [((kind == F.lit(name)) & condition, text) for condition, text in checks]
-    for side in ("inputs", "outputs"):
-        for field in ("namespace", "name"):
-            guarded.append((F.col(f"{side}_without_{field}"), F.lit(f"an entry of {side} has no {field} string")))
-    reason = F.when(*guarded[0])
-    for condition, text in guarded[1:]:
-        reason = reason.when(condition, text)
+    """The CASE of ``rejection_reason``: the first failing rule's message (``event_rules.RULES``),
+    null when none fails."""
+    first, *rest = [_rule_case(rule, kind) for rule in RULES]
+    reason = F.when(*first)
+    for condition, message in rest:
+        reason = reason.when(condition, message)
     return reason
+
+
+def _rule_case(rule: Rule, kind: Column) -> tuple[Column, Column]:
+    """One rule as a (condition, message) branch of the CASE."""
+    condition = _check(rule.check, rule.field, kind)
+    if rule.kind is not None:
+        condition = (kind == F.lit(rule.kind)) & condition
+    return condition, _message(rule)
+
+
+def _check(check: str, field: str, kind: Column) -> Column:
+    """The Spark predicate of a rule's check (``event_rules.CHECKS``), on the columns of
+    ``extract_checked_fields`` and ``blank_reference_checks``."""
+    if check == "empty":
+        return F.col("is_empty")
+    if check == "unparsable":
+        nothing = json_type_name("eventTime").isNull()
+        for name in STRUCTURES:
+            nothing = nothing & ~F.col(f"has_{name}")
+        return nothing & F.col("is_corrupt")
+    if check == "corrupt":
+        return F.col("is_corrupt")
+    if check == "no_kind":
+        return kind.isNull()
+    if check == "present":
+        present = [F.col(f"has_{name}") for name in field.split("|")]
+        either = present[0]
+        for other in present[1:]:
+            either = either | other
+        return either
+    if check == "entry_without":
+        side, entry_field = field.split(".")
+        return F.col(f"{side}_without_{entry_field}")
+    text = F.col(text_col(field))
+    if check == "placeholder":
+        return _may_be_placeholder(text) & text.rlike(PLACEHOLDER_PATTERN)
+    if check == "missing":
+        return json_type_name(field).isNull()
+    if check == "not_string":
+        return json_type_name(field).isNotNull() & text.isNull()
+    if check == "blank":
+        return F.trim(text) == F.lit("")
+    if check == "not_timestamp":
+        return ~text.rlike(TIMESTAMP_PATTERN) | F.to_timestamp(text).isNull()
+    if check == "not_event_type":
+        return text.isNotNull() & ~F.upper(text).isin(*EVENT_TYPES)
+    if check == "not_uuid":
+        return ~text.rlike(UUID_PATTERN)
+    raise ValueError(f"unknown check {check!r}")
+
+
+def _message(rule: Rule) -> Column:
+    pieces: list[Column] = []
+    for part in message_parts(rule.message):
+        if part == "{value}":
+            pieces.append(F.col(text_col(rule.field)))
+        elif part == "{type}":
+            pieces.append(json_type_name(rule.field))
+        elif part == "{structures}":
+            pieces.append(F.concat_ws(", ", *[F.when(~F.col(f"has_{name}"), F.lit(name)) for name in STRUCTURES]))
+        else:
+            pieces.append(F.lit(part))
+    return pieces[0] if len(pieces) == 1 else F.concat(*pieces)
 
 
 def event_time_utc() -> Column:

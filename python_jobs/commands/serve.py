@@ -1,0 +1,132 @@
+"""``serve``: the OpenLineage HTTP collector (optionally keeping the warehouse current), and
+``bench collector``."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shlex
+from pathlib import Path
+
+from python_jobs.errors import UserFacingError
+
+DEFAULT_PORT = 5000
+
+
+def parse_duration(text: str) -> float:
+    """``90``, ``90s``, ``5m``, ``1h`` → seconds."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*", text)
+    if not match:
+        raise argparse.ArgumentTypeError(f"not a duration: {text!r} (e.g. 30s, 5m, 1h)")
+    value, unit = float(match.group(1)), match.group(2) or "s"
+    return value * {"ms": 0.001, "s": 1, "m": 60, "h": 3600}[unit]
+
+
+def parse_size(text: str) -> int:
+    """``16MiB``, ``64MB``, ``1000`` → bytes."""
+    match = re.fullmatch(r"\s*(\d+)\s*(B|KB|KiB|MB|MiB|GB|GiB)?\s*", text, re.IGNORECASE)
+    if not match:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (e.g. 16MiB)")
+    units = {"b": 1, "kb": 1000, "kib": 1024, "mb": 10**6, "mib": 2**20, "gb": 10**9, "gib": 2**30}
+    return int(match.group(1)) * units[(match.group(2) or "b").lower()]
+
+
+def register(groups: dict[str, argparse._SubParsersAction]) -> None:
+    serve = groups[""].add_parser(
+        "serve",
+        help="the OpenLineage HTTP collector: POST /api/v1/lineage lands events durably for ingest",
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}, Marquez's)")
+    serve.add_argument(
+        "--landing", type=Path, default=None,
+        help="landing folder (default LINEAGE_LANDING_DIR or LINEAGE_HOME/landing/lineage)",
+    )
+    serve.add_argument(
+        "--build-every", type=parse_duration, default=None, metavar="DURATION",
+        help="also ingest the sealed landing files and run the incremental dbt build every DURATION "
+        "(e.g. 5m), in this process and Spark session; without it Spark is never started",
+    )
+    serve.add_argument("--build-args", default="build",
+                       help="the dbt command of each round (default: build; e.g. 'build --select tag:x')")
+    serve.add_argument("--max-body", type=parse_size, default="16MiB",
+                       help="largest accepted event, also after gzip decompression (default 16MiB)")
+    serve.add_argument("--rotate-size", type=parse_size, default="64MiB",
+                       help="seal the open landing file at this size (default 64MiB)")
+    serve.add_argument("--rotate-age", type=parse_duration, default="60s",
+                       help="seal the open landing file at this age (default 60s)")
+    serve.add_argument("--no-fsync", action="store_true",
+                       help="answer 201 after write() without fsync (NOT durable; benchmarks only)")
+    serve.set_defaults(handler=run_serve)
+
+    bench = groups["bench"].add_parser(
+        "collector", help="collector throughput and latency (1/8/32 clients, fsync on and off) and freshness"
+    )
+    bench.add_argument("--clients", default="1,8,32", help="comma-separated client counts (default 1,8,32)")
+    bench.add_argument("--seconds", type=float, default=5.0, help="load per measurement (default 5)")
+    bench.add_argument("--work-dir", type=Path, default=None, help="default: LINEAGE_HOME/bench/collector")
+    bench.add_argument("--skip-freshness", action="store_true", help="skip the --build-every freshness part")
+    bench.add_argument("--freshness-every", type=parse_duration, default="5s",
+                       help="--build-every of the freshness part (default 5s)")
+    bench.add_argument("--freshness-events", type=int, default=3, help="events timed for freshness (default 3)")
+    bench.set_defaults(handler=run_bench_collector)
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from python_jobs.serve.app import LINEAGE_PATH, CollectorConfig, create_app
+    from python_jobs.serve.landing import LandingLayout, default_landing_root
+    from python_jobs.settings import load_settings
+
+    settings = load_settings()
+    layout = LandingLayout((args.landing or default_landing_root(settings.lineage_home)).resolve()).ensure()
+    config = CollectorConfig(
+        landing=layout,
+        max_body_bytes=args.max_body,
+        fsync=not args.no_fsync,
+        rotate_bytes=args.rotate_size,
+        rotate_seconds=args.rotate_age,
+        api_key=CollectorConfig.api_key_from_env(),
+    )
+    build_loop = None
+    if args.build_every is not None:
+        if args.build_every <= 0:
+            raise UserFacingError("--build-every must be positive")
+        from python_jobs.serve.build_loop import BuildLoop, run_round
+        from python_jobs.spark import get_spark
+
+        spark = get_spark(settings)
+        dbt_command = shlex.split(args.build_args)
+        build_loop = BuildLoop(
+            lambda retry_build: run_round(spark, settings, layout, retry_build=retry_build, dbt_command=dbt_command),
+            args.build_every,
+        )
+    app = create_app(config, build_loop=build_loop)
+    auth = "API key required" if config.api_key else "no API key"
+    fsync = "fsync on" if config.fsync else "FSYNC OFF (not durable)"
+    build = f"build every {args.build_every:g}s" if build_loop else "no build loop"
+    print(
+        f"collector: http://{args.host}:{args.port}{LINEAGE_PATH}  landing {layout.root}  ({auth}, {fsync}, {build})",
+        flush=True,
+    )
+    uvicorn.run(
+        app, host=args.host, port=args.port, loop="uvloop", http="httptools",
+        log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=30,
+    )
+    return 0
+
+
+def run_bench_collector(args: argparse.Namespace) -> int:
+    from python_jobs.serve.bench import run_collector_bench
+    from python_jobs.settings import load_settings
+
+    settings = load_settings()
+    clients = [int(n) for n in args.clients.split(",") if n.strip()]
+    work_dir = args.work_dir or settings.lineage_home / "bench" / "collector"
+    run_collector_bench(
+        settings, clients, args.seconds, work_dir,
+        freshness=not args.skip_freshness, freshness_every=args.freshness_every,
+        freshness_events=args.freshness_events,
+    )
+    return 0

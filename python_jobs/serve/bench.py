@@ -1,0 +1,179 @@
+"""``bench collector``: acknowledged events/s and latency of the collector, and ``--build-every`` freshness.
+
+Throughput: the collector runs in a child process, the load generator (``serve.loadgen``: asyncio,
+keep-alive connections) in another, with 1/8/32 clients posting ~3 KB synthetic RunEvents, once with
+fsync (durable 201s) and once without (the upper bound the durable path is compared with). Both
+processes share the machine's cores, so the figures are a lower bound of what a dedicated host gets;
+the load average is printed next to them because other work on the machine moves them.
+
+Freshness: the collector app and its build loop run in this process (one Spark session); single
+events are posted and the time from their 201 to their run being visible in ``lineage.runs`` (queried
+after each round) is reported. The first round builds every model, so it is reported apart.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from python_jobs.lineage.synthetic import SyntheticSpec, events
+from python_jobs.serve.process import free_port, start_collector, stop_collector
+from python_jobs.settings import PROJECT_DIR, Settings
+
+
+def write_bench_events(path: Path, count: int = 4000) -> float:
+    """Synthetic RunEvents (distinct runs), one per line; returns their mean size in bytes."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = [json.dumps(event, separators=(",", ":")) for event in events(SyntheticSpec(events=count, seed=19))]
+    path.write_text("\n".join(lines) + "\n")
+    return sum(len(line) for line in lines) / len(lines)
+
+
+def run_load(port: int, clients: int, seconds: float, events_file: Path) -> dict:
+    command = [sys.executable, "-m", "python_jobs.serve.loadgen", "--port", str(port), "--clients", str(clients),
+               "--seconds", str(seconds), "--events-file", str(events_file)]
+    done = subprocess.run(command, cwd=PROJECT_DIR, capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def landed_lines(landing: Path) -> int:
+    return sum(
+        path.read_bytes().count(b"\n")
+        for folder in ("open", "sealed")
+        for path in (landing / folder).glob("*")
+        if path.is_file()
+    )
+
+
+def run_collector_bench(
+    settings: Settings,
+    clients: list[int],
+    seconds: float,
+    work_dir: Path,
+    freshness: bool = True,
+    freshness_every: float = 5.0,
+    freshness_events: int = 3,
+) -> None:
+    work_dir.mkdir(parents=True, exist_ok=True)
+    events_file = work_dir / "events.ndjson"
+    mean_size = write_bench_events(events_file)
+    print(f"events: {mean_size:.0f} bytes on average; {seconds:g}s of load per row; "
+          f"{os.cpu_count()} cores; load average before: {_load()}", flush=True)
+    results: dict[tuple[bool, int], dict] = {}
+    for fsync in (True, False):
+        landing = work_dir / ("landing-fsync" if fsync else "landing-nofsync")
+        shutil.rmtree(landing, ignore_errors=True)
+        port = free_port()
+        server = start_collector(landing, port, [] if fsync else ["--no-fsync"], log=work_dir / "collector.log")
+        try:
+            for count in clients:
+                result = run_load(port, count, seconds, events_file)
+                result["load_average"] = _load()
+                results[(fsync, count)] = result
+                print(f"  fsync {'on ' if fsync else 'off'} {count:>3} clients: {result['events_per_s']:>8.0f} ev/s "
+                      f"p50 {result['p50_ms']:.2f} ms p99 {result['p99_ms']:.2f} ms (load {result['load_average']})",
+                      flush=True)
+        finally:
+            stop_collector(server)
+        acked = sum(results[(fsync, count)]["acked"] for count in clients)
+        landed = landed_lines(landing)
+        print(f"  fsync {'on ' if fsync else 'off'}: acknowledged {acked}, landed {landed}"
+              f"{'' if landed == acked else '  MISMATCH'}", flush=True)
+
+    print()
+    print("| clients | fsync ev/s | p50 ms | p99 ms | no-fsync ev/s | p50 ms | p99 ms | ratio | load avg |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    for count in clients:
+        durable, bound = results[(True, count)], results[(False, count)]
+        ratio = durable["events_per_s"] / bound["events_per_s"] if bound["events_per_s"] else 0.0
+        print(f"| {count} | {durable['events_per_s']:.0f} | {durable['p50_ms']:.2f} | {durable['p99_ms']:.2f} | "
+              f"{bound['events_per_s']:.0f} | {bound['p50_ms']:.2f} | {bound['p99_ms']:.2f} | {ratio:.2f} | "
+              f"{durable['load_average']} / {bound['load_average']} |")
+    if freshness:
+        print()
+        measure_freshness(settings, work_dir, freshness_every, freshness_events)
+
+
+def measure_freshness(settings: Settings, work_dir: Path, every: float, count: int) -> list[float]:
+    """Seconds from 201 to visible in ``lineage.runs``, per event (the first one pays the first build)."""
+    import httpx
+    import uvicorn
+
+    from python_jobs.lineage.models import core_selection
+    from python_jobs.serve.app import LINEAGE_PATH, CollectorConfig, create_app
+    from python_jobs.serve.build_loop import BuildLoop, RoundReport, run_round
+    from python_jobs.serve.landing import LandingLayout
+    from python_jobs.spark import get_spark
+
+    spark = get_spark(settings)
+    scoped = settings.with_prefix(f"{settings.schema_prefix}bench_fresh_{int(time.time())}_")
+    landing = LandingLayout(work_dir / "landing-freshness")
+    shutil.rmtree(landing.root, ignore_errors=True)
+    landing.ensure()
+    pending: dict[str, float] = {}
+    visible: dict[str, float] = {}
+    lock = threading.Lock()
+
+    def check_visible(report: RoundReport) -> None:
+        with lock:
+            waiting = list(pending)
+        if not waiting or not report.ok:
+            return
+        found = {row[0] for row in spark.sql(
+            f"select uuid from {scoped.table('lineage', 'runs')} where uuid in ({', '.join(repr(r) for r in waiting)})"
+        ).collect()}
+        now = time.monotonic()
+        with lock:
+            for run_id in found:
+                visible.setdefault(run_id, now)
+
+    # The lineage core's models: an empty warehouse prefix has no snapshot or registry sources.
+    command = ["build", *core_selection()]
+    loop = BuildLoop(lambda retry: run_round(spark, scoped, landing, retry_build=retry, dbt_command=command), every,
+                     after_round=[check_visible])
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(
+        create_app(CollectorConfig(landing), build_loop=loop), host="127.0.0.1", port=port,
+        log_level="warning", access_log=False, lifespan="on",
+    ))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.05)
+    samples = list(events(SyntheticSpec(events=2 * count, seed=int(time.time()))))[::2][:count]
+    freshness: list[float] = []
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}") as client:
+            for event in samples:
+                run_id = event["run"]["runId"].lower()
+                response = client.post(LINEAGE_PATH, json=event)
+                response.raise_for_status()
+                with lock:
+                    pending[run_id] = time.monotonic()
+                deadline = time.monotonic() + 1800
+                while run_id not in visible and time.monotonic() < deadline:
+                    time.sleep(0.2)
+                if run_id in visible:
+                    freshness.append(visible[run_id] - pending[run_id])
+                    print(f"  freshness (build every {every:g}s): {freshness[-1]:.1f}s from 201 to lineage.runs"
+                          f"{'  (first round: full build)' if len(freshness) == 1 else ''}; load {_load()}",
+                          flush=True)
+    finally:
+        server.should_exit = True
+        thread.join(120)
+    if len(freshness) > 1:
+        later = freshness[1:]
+        print(f"freshness after the first build: median {statistics.median(later):.1f}s, max {max(later):.1f}s "
+              f"(build every {every:g}s)", flush=True)
+    return freshness
+
+
+def _load() -> str:
+    return " ".join(f"{value:.1f}" for value in os.getloadavg())

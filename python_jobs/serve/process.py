@@ -1,0 +1,67 @@
+"""Running the collector as a child process (tests and the benchmark): a free loopback port, start, wait."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Sequence
+from pathlib import Path
+
+from python_jobs.settings import PROJECT_DIR
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def health(port: int, timeout: float = 2.0) -> dict:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=timeout) as response:
+        return json.loads(response.read())
+
+
+def start_collector(
+    landing: Path,
+    port: int,
+    extra_args: Sequence[str] = (),
+    env: dict[str, str] | None = None,
+    log: Path | None = None,
+    ready_timeout: float = 60.0,
+) -> subprocess.Popen:
+    """``python -m python_jobs serve`` on 127.0.0.1:``port``, returned once /health answers."""
+    command = [sys.executable, "-m", "python_jobs", "serve", "--port", str(port), "--landing", str(landing),
+               *extra_args]
+    output = log.open("ab") if log else subprocess.DEVNULL
+    process = subprocess.Popen(
+        command, cwd=PROJECT_DIR, env={**os.environ, **(env or {})}, stdout=output, stderr=subprocess.STDOUT
+    )
+    deadline = time.monotonic() + ready_timeout
+    while True:
+        if process.poll() is not None:
+            raise RuntimeError(f"the collector exited with {process.returncode} before it answered")
+        try:
+            health(port, timeout=1.0)
+            return process
+        except OSError:
+            if time.monotonic() > deadline:
+                process.kill()
+                raise RuntimeError("the collector did not answer /health in time") from None
+            time.sleep(0.1)
+
+
+def stop_collector(process: subprocess.Popen, timeout: float = 30.0) -> int:
+    """SIGTERM (a clean shutdown that seals the open file), then the exit code."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+    try:
+        return process.wait(timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        return process.wait()
