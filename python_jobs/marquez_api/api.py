@@ -231,8 +231,8 @@ class MarquezReadApi:
         latest_run = self._run(latest[0]) if latest else None
 
         def ids(datasets: set[str]) -> list[dict[str, str]]:
-            refs = sorted(parse_node_id(d, self._namespaces()) for d in datasets)
-            return [{"namespace": r.namespace, "name": r.name} for r in refs]
+            refs = sorted((r.namespace, r.name) for r in (parse_node_id(d, self._namespaces()) for d in datasets))
+            return [{"namespace": namespace, "name": name} for namespace, name in refs]
 
         return {
             "id": {"namespace": entry["namespace"], "name": entry["name"]},

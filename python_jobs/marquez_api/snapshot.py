@@ -84,6 +84,7 @@ class Snapshot:
     column_readers: dict[tuple[str, str, str], set[tuple[str, str, str]]] = field(default_factory=dict)
     events: pa.Table | None = None
     loaded_at: str = ""
+    parsed_facets: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def _table(spark: SparkSession, query: str) -> pa.Table:
@@ -157,24 +158,23 @@ def load_snapshot(spark: SparkSession, settings: Settings) -> Snapshot:
 
     job_facets = {r.job_uuid: r.facets for r in spark.sql(
         f"select job_uuid, facets from {lineage}.current_job_facets").collect()}
+    job_names: dict[str, str] = {}
     for row in spark.sql(f"select uuid, namespace_name, name, created_at from {lineage}.jobs").collect():
         snap.jobs[(row.namespace_name, row.name)] = {
             "uuid": row.uuid, "namespace": row.namespace_name, "name": row.name, "createdAt": iso(row.created_at),
         }
         snap.job_facet_text[row.uuid] = job_facets.get(row.uuid) or ""
-        snap.graph.add_node(job_node_id(row.namespace_name, row.name))
-    for row in spark.sql(f"""
-        select distinct r.namespace_name as job_namespace, r.job_name, e.io_type, d.namespace_name, d.name
-        from (
-            select run_uuid, dataset_uuid, 'input' as io_type from {lineage}.runs_input_mapping
-            union all
-            select run_uuid, dataset_uuid, 'output' as io_type from {lineage}.runs_output_mapping
-        ) as e
-        join {lineage}.runs as r on e.run_uuid = r.uuid
-        join {lineage}.datasets as d on e.dataset_uuid = d.uuid
-    """).collect():
-        snap.graph.add_edge(job_node_id(row.job_namespace, row.job_name),
-                            dataset_node_id(row.namespace_name, row.name), row.io_type)
+        job_names[row.uuid] = job_node_id(row.namespace_name, row.name)
+        snap.graph.add_node(job_names[row.uuid])
+    # The job → dataset edges: the run inputs and outputs already loaded, grouped by job.
+    run_jobs = runs.select(["uuid", "job_uuid"]).rename_columns(["run_uuid", "job_uuid"])
+    edges = (snap.run_io.table.select(["run_uuid", "io_type", "namespace_name", "name"])
+             .join(run_jobs, "run_uuid")
+             .group_by(["job_uuid", "io_type", "namespace_name", "name"]).aggregate([]))
+    for edge in edges.to_pylist():
+        if edge["job_uuid"] in job_names:
+            snap.graph.add_edge(job_names[edge["job_uuid"]], dataset_node_id(edge["namespace_name"], edge["name"]),
+                                edge["io_type"])
 
     _load_column_lineage(spark, lineage, snap)
     snap.events = _table(spark, f"""
@@ -241,8 +241,15 @@ def _load_column_lineage(spark: SparkSession, lineage: str, snap: Snapshot) -> N
 
 
 def dataset_facets(snap: Snapshot, dataset_uuid: str) -> dict[str, Any]:
-    return _facets(snap.dataset_facet_text.get(dataset_uuid))
+    """Parsed once per snapshot (a lineage response repeats them for every node)."""
+    key = f"dataset:{dataset_uuid}"
+    if key not in snap.parsed_facets:
+        snap.parsed_facets[key] = _facets(snap.dataset_facet_text.get(dataset_uuid))
+    return snap.parsed_facets[key]
 
 
 def job_facets(snap: Snapshot, job_uuid: str) -> dict[str, Any]:
-    return _facets(snap.job_facet_text.get(job_uuid))
+    key = f"job:{job_uuid}"
+    if key not in snap.parsed_facets:
+        snap.parsed_facets[key] = _facets(snap.job_facet_text.get(job_uuid))
+    return snap.parsed_facets[key]

@@ -102,7 +102,7 @@ def test_namespaces_paging_and_404(client):
 
 def test_datasets_fields_and_versions(client):
     listed = client.list_datasets(FOOD, limit=3, offset=0)
-    assert listed["totalCount"] == 12 and len(listed["datasets"]) == 3
+    assert listed["totalCount"] == 13 and len(listed["datasets"]) == 3
     dataset = client.get_dataset(FOOD, "public.delivery_7_days")
     assert dataset["id"] == {"namespace": FOOD, "name": "public.delivery_7_days"}
     assert len(dataset["fields"]) == 14
@@ -228,7 +228,7 @@ def test_lineage_show_text(api, warehouse, monkeypatch, capsys):
     printed = capsys.readouterr().out.splitlines()
     assert printed[:2] == ["dataset:grandmas.kitchen:apples", "downstream:"]
     assert "  -> job:grandmas.kitchen:prepare_apple_cider" in printed
-    assert "        -> dataset:cupboard:apple.vinegar" in printed
+    assert "           -> dataset:cupboard:apple.vinegar" in printed
 
 
 def test_page_route_answers(base_url):
