@@ -221,9 +221,12 @@ def test_lineage_show_text(api, warehouse, monkeypatch, capsys):
         "  <- job:grandmas.kitchen:prepare_apple_pie",
         "     <- dataset:grandmas.kitchen:apple.filling",
     ]
+    import python_jobs.marquez_api.api as api_module
     from python_jobs.cli import main
 
+    # The command's own snapshot load is what the `api` fixture already did on this warehouse.
     monkeypatch.setenv("LINEAGE_SCHEMA_PREFIX", warehouse.schema_prefix)
+    monkeypatch.setattr(api_module, "MarquezReadApi", lambda spark, settings: api)
     assert main(["lineage", "show", KITCHEN, "apples", "--downstream", "--depth", "2"]) == 0
     printed = capsys.readouterr().out.splitlines()
     assert printed[:2] == ["dataset:grandmas.kitchen:apples", "downstream:"]
