@@ -95,10 +95,25 @@ def _facets(text: str | None) -> dict[str, Any]:
     return json.loads(text) if text else {}
 
 
+REQUIRED_TABLES = (
+    "namespaces", "datasets", "jobs", "runs", "dataset_versions", "dataset_fields", "dataset_schema_versions",
+    "dataset_schema_versions_field_mapping", "runs_input_mapping", "runs_output_mapping", "column_lineage",
+    "current_dataset_facets", "current_job_facets",
+)
+
+
+def missing_tables(spark: SparkSession, settings: Settings) -> list[str]:
+    names = [settings.table("lineage", t) for t in REQUIRED_TABLES] + [settings.table("raw", "lineage_events")]
+    return [name for name in names if not spark.catalog.tableExists(name)]
+
+
 def load_snapshot(spark: SparkSession, settings: Settings) -> Snapshot:
+    """The whole snapshot; an empty one while the warehouse has not been built yet."""
     lineage = settings.schema("lineage")
     raw = settings.table("raw", "lineage_events")
     snap = Snapshot(loaded_at=iso(datetime.now(UTC)) or "")
+    if missing_tables(spark, settings):
+        return snap
 
     for row in spark.sql(f"select name, created_at from {lineage}.namespaces order by name").collect():
         snap.namespaces.append({"name": row.name, "createdAt": iso(row.created_at)})
