@@ -69,85 +69,97 @@ input_fields as (
         output_fields.output_namespace,
         output_fields.output_dataset,
         output_fields.output_field,
-        output_fields.field_lineage.transformationType as legacy_type,
-        output_fields.field_lineage.transformationDescription as legacy_description,
-        input_field
+        -- Spark resolves struct fields case-insensitively: these are transformationType, ...
+        output_fields.field_lineage.transformationtype as legacy_type,
+        output_fields.field_lineage.transformationdescription as legacy_description,
+        exploded.input_entry
     from output_fields
-        lateral view explode(output_fields.field_lineage.inputFields) exploded as input_field
+        lateral view explode(output_fields.field_lineage.inputfields) exploded as input_entry
 ),
 
 shaped as (
     select
-        event_id,
-        ingest_seq,
-        event_time,
-        run_id,
-        job_namespace,
-        job_name,
-        output_namespace,
-        output_dataset,
-        output_field,
-        input_field.namespace as input_namespace,
-        input_field.name as input_dataset,
-        input_field.field as input_field,
+        input_fields.event_id,
+        input_fields.ingest_seq,
+        input_fields.event_time,
+        input_fields.run_id,
+        input_fields.job_namespace,
+        input_fields.job_name,
+        input_fields.output_namespace,
+        input_fields.output_dataset,
+        input_fields.output_field,
+        input_fields.input_entry.namespace as input_namespace,
+        input_fields.input_entry.name as input_dataset,
+        input_fields.input_entry.field as input_field,
         coalesce(
-            nullif(input_field.transformations, array()),
+            nullif(input_fields.input_entry.transformations, array()),
             if(
-                legacy_type is null and legacy_description is null,
+                input_fields.legacy_type is null and input_fields.legacy_description is null,
                 array(),
                 array(named_struct(
-                    'type', legacy_type, 'subtype', cast(null as string),
-                    'description', legacy_description, 'masking', cast(null as boolean)
+                    'type', input_fields.legacy_type, 'subtype', cast(null as string),
+                    'description', input_fields.legacy_description, 'masking', cast(null as boolean)
                 ))
             )
         ) as transformations,
-        legacy_type,
-        legacy_description,
-        {{ name_uuid("concat_ws(':', 'column_lineage', output_namespace, output_dataset, output_field, "
-            ~ "coalesce(input_field.namespace, ''), input_field.name, input_field.field, coalesce(run_id, event_id))") }}
-        as uuid
+        input_fields.legacy_type,
+        input_fields.legacy_description,
+        concat_ws(
+            ':', 'column_lineage', input_fields.output_namespace, input_fields.output_dataset,
+            input_fields.output_field, coalesce(input_fields.input_entry.namespace, ''),
+            input_fields.input_entry.name, input_fields.input_entry.field,
+            coalesce(input_fields.run_id, input_fields.event_id)
+        ) as lineage_key
     from input_fields
-    where output_namespace is not null and output_dataset is not null and output_field is not null
-        and input_field.name is not null and input_field.field is not null
+    where
+        input_fields.output_namespace is not null
+        and input_fields.output_dataset is not null
+        and input_fields.output_field is not null
+        and input_fields.input_entry.name is not null
+        and input_fields.input_entry.field is not null
 ),
 
 first_recorded as (
     select
-        uuid,
+        shaped.lineage_key,
         min_by(
             struct(
-                event_id, event_time, run_id, job_namespace, job_name, output_namespace, output_dataset,
-                output_field, input_namespace, input_dataset, input_field, transformations, legacy_type,
-                legacy_description
+                shaped.event_id, shaped.event_time, shaped.run_id, shaped.job_namespace, shaped.job_name,
+                shaped.output_namespace, shaped.output_dataset, shaped.output_field, shaped.input_namespace,
+                shaped.input_dataset, shaped.input_field, shaped.transformations, shaped.legacy_type,
+                shaped.legacy_description
             ),
-            ingest_seq
+            shaped.ingest_seq
         ) as first_row,
-        min(ingest_seq) as ingest_seq
+        min(shaped.ingest_seq) as ingest_seq
     from shaped
-    group by uuid
+    group by shaped.lineage_key
 ),
 
 keyed as (
     select
-        uuid,
-        first_row.output_namespace,
-        first_row.output_dataset,
-        first_row.output_field,
-        first_row.input_namespace,
-        first_row.input_dataset,
-        first_row.input_field,
-        coalesce(try_element_at(first_row.transformations, 1).type, first_row.legacy_type) as transformation_type,
-        try_element_at(first_row.transformations, 1).subtype as transformation_subtype,
+        {{ name_uuid('first_recorded.lineage_key') }} as uuid,
+        first_recorded.first_row.output_namespace,
+        first_recorded.first_row.output_dataset,
+        first_recorded.first_row.output_field,
+        first_recorded.first_row.input_namespace,
+        first_recorded.first_row.input_dataset,
+        first_recorded.first_row.input_field,
         coalesce(
-            try_element_at(first_row.transformations, 1).description, first_row.legacy_description
+            try_element_at(first_recorded.first_row.transformations, 1).type, first_recorded.first_row.legacy_type
+        ) as transformation_type,
+        try_element_at(first_recorded.first_row.transformations, 1).subtype as transformation_subtype,
+        coalesce(
+            try_element_at(first_recorded.first_row.transformations, 1).description,
+            first_recorded.first_row.legacy_description
         ) as transformation_description,
-        first_row.transformations,
-        first_row.run_id as run_uuid,
-        first_row.job_namespace,
-        first_row.job_name,
-        first_row.event_id,
-        first_row.event_time as recorded_at,
-        ingest_seq
+        first_recorded.first_row.transformations,
+        first_recorded.first_row.run_id as run_uuid,
+        first_recorded.first_row.job_namespace,
+        first_recorded.first_row.job_name,
+        first_recorded.first_row.event_id,
+        first_recorded.first_row.event_time as recorded_at,
+        first_recorded.ingest_seq
     from first_recorded
 )
 

@@ -11,6 +11,7 @@ import random
 import statistics
 import time
 from pathlib import Path
+from urllib.parse import quote
 
 import httpx
 from pyspark.sql import SparkSession
@@ -18,7 +19,7 @@ from pyspark.sql import SparkSession
 from python_jobs.dbt import run_dbt
 from python_jobs.ingest.lineage import ingest_lineage
 from python_jobs.lineage.bench import Figures, fresh, load_average
-from python_jobs.lineage.synthetic import NAMESPACE, SyntheticSpec, write_events
+from python_jobs.lineage.synthetic import SyntheticSpec, write_events
 from python_jobs.marquez_api.api import MarquezReadApi
 from python_jobs.marquez_api.routes import read_routes
 from python_jobs.marquez_api.server import serve_in_thread
@@ -80,14 +81,23 @@ def run_api_bench(
     figures.add(part, "jobs / datasets / runs", f"{len(snap.jobs):,} / {len(snap.datasets):,} / "
                 f"{len(snap.run_index):,}")
     rng = random.Random(11)
-    datasets = sorted(name for ns, name in snap.datasets if ns == NAMESPACE)
-    jobs = sorted(name for ns, name in snap.jobs if ns == NAMESPACE)
+    datasets = sorted(snap.datasets)
+    jobs = sorted(snap.jobs)
     v1 = "/api/v1"
-    cases = {
-        "get_dataset": lambda: f"{v1}/namespaces/{NAMESPACE}/datasets/{rng.choice(datasets)}",
-        "list_job_runs (limit 100)": lambda: f"{v1}/namespaces/{NAMESPACE}/jobs/{rng.choice(jobs)}/runs",
-        "lineage depth 5": lambda: f"{v1}/lineage?nodeId=dataset:{NAMESPACE}:{rng.choice(datasets)}&depth=5",
-    }
+
+    def dataset() -> str:
+        namespace, name = rng.choice(datasets)
+        return f"{v1}/namespaces/{quote(namespace, safe='')}/datasets/{quote(name, safe='')}"
+
+    def job_runs() -> str:
+        namespace, name = rng.choice(jobs)
+        return f"{v1}/namespaces/{quote(namespace, safe='')}/jobs/{quote(name, safe='')}/runs"
+
+    def lineage() -> str:
+        namespace, name = rng.choice(datasets)
+        return f"{v1}/lineage?nodeId={quote(f'dataset:{namespace}:{name}', safe='')}&depth=5"
+
+    cases = {"get_dataset": dataset, "list_job_runs (limit 100)": job_runs, "lineage depth 5": lineage}
     with serve_in_thread(read_routes(api)) as base_url, httpx.Client(base_url=base_url, timeout=60) as client:
         for make in cases.values():
             time_requests(client, [make() for _ in range(30)])
