@@ -40,7 +40,6 @@ def warehouse(settings, spark, shared_corpus, tmp_path_factory):
     report = ingest_lineage(spark, scoped, [events])
     assert report.rejected == 0 and report.accepted == report.read == 37
     run_dbt(scoped, BUILD)
-    run_dbt(scoped, ["test", "--select", "column_lineage"])
     return scoped
 
 
@@ -67,9 +66,10 @@ def status_of(error: pytest.ExceptionInfo[APIError]) -> tuple[int, dict]:
 
 def test_column_lineage_table_is_keyed_and_a_second_build_changes_nothing(warehouse, spark):
     table = warehouse.table("lineage", "column_lineage")
-    before = sorted(map(tuple, spark.table(table).drop("ingested_at").collect()))
+    before = sorted(map(tuple, spark.table(table).collect()))
+    # A second build of the model, with its data tests (unique and not_null key).
     run_dbt(warehouse, ["build", "--select", "column_lineage"])
-    assert sorted(map(tuple, spark.table(table).drop("ingested_at").collect())) == before
+    assert sorted(map(tuple, spark.table(table).collect())) == before
     rows = {(r.output_dataset, r.output_field, r.input_dataset, r.input_field): r for r in spark.table(table).collect()}
     # metadata.template.json (1-0-1, inputFields only): no transformation recorded.
     seed = rows[("public.orders_7_days", "order_id", "public.orders", "id")]
