@@ -25,6 +25,7 @@ from python_jobs.marquez_api.graph import (
     dataset_node_id,
     job_node_id,
     lineage_response,
+    lineage_response_json,
     neighbourhood,
     parse_node_id,
 )
@@ -264,9 +265,12 @@ class MarquezReadApi:
         names = sorted(n for (ns, n) in self._snapshot.jobs if ns == namespace)
         return {"jobs": [self.get_job(namespace, n) for n in names[offset:offset + limit]], "totalCount": len(names)}
 
-    def _run(self, row: dict[str, Any], facets: dict[str, Any] | None = None) -> dict[str, Any]:
+    def _run(
+        self, row: dict[str, Any], facets: dict[str, Any] | None = None, io: list[dict[str, Any]] | None = None
+    ) -> dict[str, Any]:
         snap = self._snapshot
-        io = snap.run_io.rows(row["uuid"]) if snap.run_io else []
+        if io is None:
+            io = snap.run_io.rows(row["uuid"]) if snap.run_io else []
 
         def versions(kind: str) -> list[dict[str, str]]:
             return [{"namespace": r["namespace_name"], "name": r["name"], "version": r["dataset_version_uuid"]}
@@ -305,7 +309,20 @@ class MarquezReadApi:
         snap = self._snapshot
         rows = snap.runs.rows(entry["uuid"], offset, limit) if snap.runs else []
         total = snap.runs.count(entry["uuid"]) if snap.runs else 0
-        return {"runs": [self._run(r) for r in rows], "totalCount": total}
+        io = self._page_io([r["uuid"] for r in rows])
+        return {"runs": [self._run(r, io=io.get(r["uuid"], [])) for r in rows], "totalCount": total}
+
+    def _page_io(self, run_ids: list[str]) -> dict[str, list[dict[str, Any]]]:
+        """The inputs and outputs of a page of one job's runs: one contiguous slice of ``run_io``."""
+        run_io = self._snapshot.run_io
+        spans = [run_io.ranges[r] for r in run_ids if run_io is not None and r in run_io.ranges]
+        if not spans or run_io is None:
+            return {}
+        start, stop = min(s for s, _ in spans), max(e for _, e in spans)
+        grouped: dict[str, list[dict[str, Any]]] = {}
+        for row in run_io.table.slice(start, stop - start).to_pylist():
+            grouped.setdefault(row["run_uuid"], []).append(row)
+        return grouped
 
     def get_run(self, run_id: str) -> dict[str, Any]:
         snap = self._snapshot
@@ -342,16 +359,31 @@ class MarquezReadApi:
             raise NotFound(f"{kind} '{ref.name}' not found in namespace '{ref.namespace}'.")
         return ref.node_id
 
-    def lineage(self, node_id: str | None, depth: int | None = None, direction: Direction = "both") -> dict[str, Any]:
-        """Marquez's GET /api/v1/lineage; ``node_id`` None gives the whole graph."""
+    def _lineage_nodes(self, node_id: str | None, depth: int | None, direction: Direction) -> set[str]:
         depth = DEFAULT_DEPTH if depth is None else depth
         if depth < 0:
             raise BadRequest("depth must be greater than or equal to 0")
         if node_id is None:
-            nodes = set(self.graph.nodes)
-        else:
-            nodes = neighbourhood(self.graph, self._start_node(node_id), depth, direction)
-        return lineage_response(self.graph, nodes, self.node_data)
+            return set(self.graph.nodes)
+        return neighbourhood(self.graph, self._start_node(node_id), depth, direction)
+
+    def lineage(self, node_id: str | None, depth: int | None = None, direction: Direction = "both") -> dict[str, Any]:
+        """Marquez's GET /api/v1/lineage; ``node_id`` None gives the whole graph."""
+        return lineage_response(self.graph, self._lineage_nodes(node_id, depth, direction), self.node_data)
+
+    def lineage_json(self, node_id: str | None, depth: int | None = None, direction: Direction = "both") -> str:
+        """``lineage`` as JSON text, each node's data serialized once per snapshot."""
+        snap = self._snapshot
+        nodes = self._lineage_nodes(node_id, depth, direction)
+
+        def node_json(node: str) -> str:
+            text = snap.node_json.get(node)
+            if text is None:
+                text = json.dumps(self.node_data(node), ensure_ascii=False, separators=(",", ":"))
+                snap.node_json[node] = text
+            return text
+
+        return lineage_response_json(snap.graph, nodes, node_json)
 
     # -- column lineage ------------------------------------------------------------------------
 

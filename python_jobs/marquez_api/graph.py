@@ -6,6 +6,7 @@ the way data flows: dataset → job for an input, job → dataset for an output.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Literal
@@ -144,6 +145,26 @@ def lineage_response(graph: LineageGraph, nodes: Iterable[str], node_data: Calla
             "outEdges": [{"origin": o, "destination": d} for o, d in graph.out_edges(node) if d in chosen],
         })
     return {"graph": result}
+
+
+def lineage_response_json(graph: LineageGraph, nodes: Iterable[str], node_json: Callable[[str], str]) -> str:
+    """``lineage_response`` as JSON text, with each node's ``data`` already serialized
+    (``node_json``, cached per snapshot): a deep graph repeats the same node bodies on every call."""
+    chosen = set(nodes)
+    parts = []
+    for node in sorted(chosen):
+        in_edges = [{"origin": o, "destination": d} for o, d in graph.in_edges(node) if o in chosen]
+        out_edges = [{"origin": o, "destination": d} for o, d in graph.out_edges(node) if d in chosen]
+        kind = "DATASET" if node.startswith("dataset:") else "JOB"
+        parts.append(
+            f'{{"id":{_text(node)},"type":"{kind}","data":{node_json(node)},'
+            f'"inEdges":{_text(in_edges)},"outEdges":{_text(out_edges)}}}'
+        )
+    return '{"graph":[' + ",".join(parts) + "]}"
+
+
+def _text(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def render_text(graph: LineageGraph, start: str, depth: int, direction: Direction) -> str:

@@ -39,7 +39,10 @@ def _bool(request: Request, name: str) -> bool:
 def endpoint(answer: Callable[[Request], Any]) -> Callable[[Request], Response]:
     def handle(request: Request) -> Response:
         try:
-            return JSONResponse(answer(request))
+            body = answer(request)
+            if isinstance(body, str):  # already JSON text (the lineage graph)
+                return Response(body, media_type="application/json")
+            return JSONResponse(body)
         except NotFound as exc:
             return error(404, str(exc))
         except BadRequest as exc:
@@ -60,11 +63,11 @@ def read_routes(api: MarquezReadApi) -> list[BaseRoute]:
             sort_direction=request.query_params.get("sortDirection", "desc"), **paged(request),
         )
 
-    def lineage(request: Request) -> dict[str, Any]:
+    def lineage(request: Request) -> str:
         node_id = request.query_params.get("nodeId")
         if not node_id:
             raise BadRequest("nodeId is required")
-        return api.lineage(node_id, _int(request, "depth"))
+        return api.lineage_json(node_id, _int(request, "depth"))
 
     def column_lineage(request: Request) -> dict[str, Any]:
         node_id = request.query_params.get("nodeId")

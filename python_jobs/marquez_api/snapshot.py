@@ -54,7 +54,11 @@ class Slices:
 
 
 def slices_by(table: pa.Table, key: str, order: list[tuple[str, str]]) -> Slices:
-    ordered = table.sort_by([(key, "ascending"), *order])
+    return runs_of(table.sort_by([(key, "ascending"), *order]), key)
+
+
+def runs_of(ordered: pa.Table, key: str) -> Slices:
+    """The ranges of equal ``key`` values in a table whose rows with one key are adjacent."""
     keys = ordered.column(key).to_pylist()
     ranges: dict[str, tuple[int, int]] = {}
     start = 0
@@ -85,6 +89,7 @@ class Snapshot:
     events: pa.Table | None = None
     loaded_at: str = ""
     parsed_facets: dict[str, dict[str, Any]] = field(default_factory=dict)
+    node_json: dict[str, str] = field(default_factory=dict)
 
 
 def _table(spark: SparkSession, query: str) -> pa.Table:
@@ -163,13 +168,20 @@ def load_snapshot(spark: SparkSession, settings: Settings) -> Snapshot:
     job_of_run = snap.runs.table.column("job_uuid").to_pylist()
     snap.run_index = {uuid: (job, pos) for pos, (uuid, job) in enumerate(zip(uuids, job_of_run, strict=True))}
 
-    snap.run_io = slices_by(_table(spark, f"""
+    # Sorted like the runs (job, newest first), so one page of a job's runs has its inputs and
+    # outputs in one contiguous slice.
+    run_io = _table(spark, f"""
         select m.run_uuid, 'input' as io_type, d.namespace_name, d.name, m.dataset_version_uuid
         from {lineage}.runs_input_mapping as m join {lineage}.datasets as d on m.dataset_uuid = d.uuid
         union all
         select m.run_uuid, 'output' as io_type, d.namespace_name, d.name, m.dataset_version_uuid
         from {lineage}.runs_output_mapping as m join {lineage}.datasets as d on m.dataset_uuid = d.uuid
-    """), "run_uuid", [("io_type", "ascending"), ("namespace_name", "ascending"), ("name", "ascending")])
+    """).join(runs.select(["uuid", "job_uuid", "created_at"]).rename_columns(["run_uuid", "job_uuid", "created_at"]),
+              "run_uuid")
+    snap.run_io = runs_of(run_io.sort_by([
+        ("job_uuid", "ascending"), ("created_at", "descending"), ("run_uuid", "ascending"),
+        ("io_type", "ascending"), ("namespace_name", "ascending"), ("name", "ascending"),
+    ]), "run_uuid")
 
     job_facets = {r.job_uuid: r.facets for r in spark.sql(
         f"select job_uuid, facets from {lineage}.current_job_facets").collect()}
@@ -182,9 +194,7 @@ def load_snapshot(spark: SparkSession, settings: Settings) -> Snapshot:
         job_names[row.uuid] = job_node_id(row.namespace_name, row.name)
         snap.graph.add_node(job_names[row.uuid])
     # The job → dataset edges: the run inputs and outputs already loaded, grouped by job.
-    run_jobs = runs.select(["uuid", "job_uuid"]).rename_columns(["run_uuid", "job_uuid"])
-    edges = (snap.run_io.table.select(["run_uuid", "io_type", "namespace_name", "name"])
-             .join(run_jobs, "run_uuid")
+    edges = (snap.run_io.table.select(["job_uuid", "io_type", "namespace_name", "name"])
              .group_by(["job_uuid", "io_type", "namespace_name", "name"]).aggregate([]))
     for edge in edges.to_pylist():
         if edge["job_uuid"] in job_names:
