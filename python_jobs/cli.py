@@ -22,6 +22,7 @@ GROUPS = {
     "bench": "benchmarks that print a table of figures",
     "schema": "inspect dataset schema history",
     "registry": "inspect the schema registry",
+    "lineage": "browse the job and dataset lineage graph",
 }
 
 

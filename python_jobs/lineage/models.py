@@ -26,6 +26,7 @@ CORE_MODELS = (
     "dataset_versions_field_mapping",
     "runs_input_mapping",
     "runs_output_mapping",
+    "column_lineage",
 )
 GRAPH_MODEL = "dataset_lineage_graph"
 

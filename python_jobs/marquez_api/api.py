@@ -1,0 +1,572 @@
+"""``MarquezReadApi``: Marquez's read endpoints answered from the warehouse.
+
+Each method returns the JSON body Marquez returns (field names, nesting, paging) or raises
+``NotFound`` / ``BadRequest``, which the routes turn into Marquez's error body. Values the
+warehouse does not have are null (or empty lists and objects where Marquez's type is a list or
+object); the README's compatibility table lists them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections import deque
+from datetime import UTC, datetime
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.sql import SparkSession
+
+from python_jobs.marquez_api.graph import (
+    Direction,
+    LineageGraph,
+    dataset_node_id,
+    job_node_id,
+    lineage_response,
+    lineage_response_json,
+    neighbourhood,
+    parse_node_id,
+)
+from python_jobs.marquez_api.snapshot import (
+    RUN_STATES,
+    Snapshot,
+    dataset_facets,
+    iso,
+    job_facets,
+    load_snapshot,
+)
+from python_jobs.settings import Settings
+
+DEFAULT_LIMIT = 100
+DEFAULT_DEPTH = 20
+DEFAULT_SEARCH_LIMIT = 10
+
+
+class NotFound(Exception):
+    pass
+
+
+class BadRequest(Exception):
+    pass
+
+
+def paging(limit: int | None, offset: int | None, default_limit: int = DEFAULT_LIMIT) -> tuple[int, int]:
+    limit = default_limit if limit is None else limit
+    offset = 0 if offset is None else offset
+    if limit < 0:
+        raise BadRequest("limit must be greater than or equal to 0")
+    if offset < 0:
+        raise BadRequest("offset must be greater than or equal to 0")
+    return limit, offset
+
+
+def duration_ms(run: dict[str, Any]) -> int | None:
+    started, ended = run.get("started_at"), run.get("ended_at")
+    if started is None or ended is None:
+        return None
+    return int((ended - started).total_seconds() * 1000)
+
+
+def moment(text: str) -> datetime:
+    """An ISO-8601 query parameter (``before``, ``after``) as an aware UTC datetime."""
+    try:
+        parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise BadRequest(f"'{text}' is not an ISO-8601 timestamp") from exc
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def like_pattern(query: str) -> re.Pattern[str]:
+    """Marquez's search: a case-insensitive substring match where ``%`` and ``_`` are SQL wildcards."""
+    parts = [".*" if c == "%" else "." if c == "_" else re.escape(c) for c in query]
+    return re.compile("".join(parts), re.IGNORECASE | re.DOTALL)
+
+
+class MarquezReadApi:
+    """Reads the warehouse tables; holds the graph and the per-entity slices in memory. Call
+    ``refresh()`` after each build (the serve loop does)."""
+
+    def __init__(self, spark: SparkSession, settings: Settings, load: bool = True) -> None:
+        self.spark = spark
+        self.settings = settings
+        self._snapshot = Snapshot()
+        self._refresh_lock = threading.Lock()
+        self._spark_lock = threading.Lock()
+        if load:
+            self.refresh()
+
+    # -- state ---------------------------------------------------------------------------------
+
+    def refresh(self) -> None:
+        """Reload everything from the warehouse; requests keep reading the previous snapshot
+        until the new one is complete, then switch in one assignment."""
+        with self._refresh_lock:
+            self._snapshot = load_snapshot(self.spark, self.settings)
+
+    @property
+    def snapshot(self) -> Snapshot:
+        return self._snapshot
+
+    @property
+    def graph(self) -> LineageGraph:
+        return self._snapshot.graph
+
+    # -- namespaces ----------------------------------------------------------------------------
+
+    def _namespace(self, row: dict[str, Any]) -> dict[str, Any]:
+        return {"name": row["name"], "createdAt": row["createdAt"], "updatedAt": None, "ownerName": None,
+                "description": None, "isHidden": False}
+
+    def list_namespaces(self, limit: int | None = None, offset: int | None = None) -> dict[str, Any]:
+        limit, offset = paging(limit, offset)
+        rows = self._snapshot.namespaces
+        return {"namespaces": [self._namespace(r) for r in rows[offset:offset + limit]], "totalCount": len(rows)}
+
+    def get_namespace(self, name: str) -> dict[str, Any]:
+        for row in self._snapshot.namespaces:
+            if row["name"] == name:
+                return self._namespace(row)
+        raise NotFound(f"Namespace '{name}' not found.")
+
+    def _require_namespace(self, name: str) -> None:
+        self.get_namespace(name)
+
+    # -- datasets ------------------------------------------------------------------------------
+
+    def _dataset_entry(self, namespace: str, name: str) -> dict[str, Any]:
+        entry = self._snapshot.datasets.get((namespace, name))
+        if entry is None:
+            raise NotFound(f"Dataset '{name}' not found in namespace '{namespace}'.")
+        return entry
+
+    def _dataset(self, entry: dict[str, Any]) -> dict[str, Any]:
+        snap = self._snapshot
+        facets = dataset_facets(snap, entry["uuid"])
+        return {
+            "id": {"namespace": entry["namespace"], "name": entry["name"]},
+            "type": "DB_TABLE",
+            "name": entry["name"],
+            "physicalName": entry["name"],
+            "createdAt": entry["createdAt"],
+            "updatedAt": entry["updatedAt"],
+            "namespace": entry["namespace"],
+            "sourceName": (facets.get("dataSource") or {}).get("name"),
+            "fields": snap.schema_fields.get(entry["schemaVersion"], []) if entry["schemaVersion"] else [],
+            "tags": [],
+            "lastModifiedAt": entry["lastModifiedAt"],
+            "lastLifecycleState": (facets.get("lifecycleStateChange") or {}).get("lifecycleStateChange"),
+            "description": (facets.get("documentation") or {}).get("description"),
+            "currentVersion": entry["currentVersion"],
+            "columnLineage": None,
+            "facets": facets,
+            "deleted": False,
+        }
+
+    def get_dataset(self, namespace: str, name: str) -> dict[str, Any]:
+        return self._dataset(self._dataset_entry(namespace, name))
+
+    def list_datasets(self, namespace: str, limit: int | None = None, offset: int | None = None) -> dict[str, Any]:
+        limit, offset = paging(limit, offset)
+        self._require_namespace(namespace)
+        names = sorted(n for (ns, n) in self._snapshot.datasets if ns == namespace)
+        page = [self.get_dataset(namespace, n) for n in names[offset:offset + limit]]
+        return {"datasets": page, "totalCount": len(names)}
+
+    def _version(self, entry: dict[str, Any], row: dict[str, Any]) -> dict[str, Any]:
+        snap = self._snapshot
+        facets = dataset_facets(snap, entry["uuid"])
+        run = self._run_by_id(row["run_uuid"]) if row["run_uuid"] else None
+        return {
+            "id": {"namespace": entry["namespace"], "name": entry["name"], "version": row["version"]},
+            "type": "DB_TABLE",
+            "name": entry["name"],
+            "physicalName": entry["name"],
+            "createdAt": iso(row["created_at"]),
+            "version": row["version"],
+            "namespace": entry["namespace"],
+            "sourceName": (facets.get("dataSource") or {}).get("name"),
+            "schemaVersion": row["dataset_schema_version_uuid"],
+            "fields": snap.schema_fields.get(row["dataset_schema_version_uuid"], []),
+            "tags": [],
+            "lifecycleState": None,
+            "description": (facets.get("documentation") or {}).get("description"),
+            "createdByRun": run,
+            "facets": {},
+        }
+
+    def list_dataset_versions(
+        self, namespace: str, name: str, limit: int | None = None, offset: int | None = None
+    ) -> dict[str, Any]:
+        limit, offset = paging(limit, offset)
+        entry = self._dataset_entry(namespace, name)
+        versions = self._snapshot.versions
+        if versions is None:
+            return {"versions": [], "totalCount": 0}
+        rows = versions.rows(entry["uuid"], offset, limit)
+        return {"versions": [self._version(entry, r) for r in rows], "totalCount": versions.count(entry["uuid"])}
+
+    def get_dataset_version(self, namespace: str, name: str, version: str) -> dict[str, Any]:
+        entry = self._dataset_entry(namespace, name)
+        snap = self._snapshot
+        found = snap.version_index.get(version.lower())
+        if found is None or found[0] != entry["uuid"] or snap.versions is None:
+            raise NotFound(f"Dataset version '{version}' not found for dataset '{name}' in namespace '{namespace}'.")
+        row = snap.versions.table.slice(found[1], 1).to_pylist()[0]
+        return self._version(entry, row)
+
+    # -- jobs and runs -------------------------------------------------------------------------
+
+    def _job_entry(self, namespace: str, name: str) -> dict[str, Any]:
+        entry = self._snapshot.jobs.get((namespace, name))
+        if entry is None:
+            raise NotFound(f"Job '{name}' not found in namespace '{namespace}'.")
+        return entry
+
+    def _job(self, entry: dict[str, Any]) -> dict[str, Any]:
+        snap = self._snapshot
+        node = job_node_id(entry["namespace"], entry["name"])
+        facets = job_facets(snap, entry["uuid"])
+        latest = snap.runs.rows(entry["uuid"], 0, 1) if snap.runs else []
+        latest_run = self._run(latest[0]) if latest else None
+
+        def ids(datasets: set[str]) -> list[dict[str, str]]:
+            refs = sorted((r.namespace, r.name) for r in (parse_node_id(d, self._namespaces()) for d in datasets))
+            return [{"namespace": namespace, "name": name} for namespace, name in refs]
+
+        return {
+            "id": {"namespace": entry["namespace"], "name": entry["name"]},
+            "type": (facets.get("jobType") or {}).get("processingType"),
+            "name": entry["name"],
+            "simpleName": entry["name"],
+            "parentJobName": None,
+            "createdAt": entry["createdAt"],
+            "updatedAt": latest_run["updatedAt"] if latest_run else entry["createdAt"],
+            "namespace": entry["namespace"],
+            "inputs": ids(snap.graph.inputs.get(node, set())),
+            "outputs": ids(snap.graph.outputs.get(node, set())),
+            "location": (facets.get("sourceCodeLocation") or {}).get("url"),
+            "description": (facets.get("documentation") or {}).get("description"),
+            "latestRun": latest_run,
+            "facets": facets,
+            "currentVersion": None,
+        }
+
+    def _namespaces(self) -> list[str]:
+        return [n["name"] for n in self._snapshot.namespaces]
+
+    def get_job(self, namespace: str, name: str) -> dict[str, Any]:
+        return self._job(self._job_entry(namespace, name))
+
+    def list_jobs(self, namespace: str, limit: int | None = None, offset: int | None = None) -> dict[str, Any]:
+        limit, offset = paging(limit, offset)
+        self._require_namespace(namespace)
+        names = sorted(n for (ns, n) in self._snapshot.jobs if ns == namespace)
+        return {"jobs": [self.get_job(namespace, n) for n in names[offset:offset + limit]], "totalCount": len(names)}
+
+    def _run(
+        self, row: dict[str, Any], facets: dict[str, Any] | None = None, io: list[dict[str, Any]] | None = None
+    ) -> dict[str, Any]:
+        snap = self._snapshot
+        if io is None:
+            io = snap.run_io.rows(row["uuid"]) if snap.run_io else []
+
+        def versions(kind: str) -> list[dict[str, str]]:
+            return [{"namespace": r["namespace_name"], "name": r["name"], "version": r["dataset_version_uuid"]}
+                    for r in io if r["io_type"] == kind]
+
+        return {
+            "id": row["uuid"],
+            "createdAt": iso(row["created_at"]),
+            "updatedAt": iso(row["updated_at"]),
+            "nominalStartTime": None,
+            "nominalEndTime": None,
+            "state": RUN_STATES.get(row["current_run_state"] or ""),
+            "startedAt": iso(row["started_at"]),
+            "endedAt": iso(row["ended_at"]),
+            "durationMs": duration_ms(row),
+            "args": {},
+            "jobVersion": None,
+            "inputVersions": versions("input"),
+            "outputVersions": versions("output"),
+            "context": {},
+            "facets": facets if facets is not None else {},
+        }
+
+    def _run_by_id(self, run_id: str) -> dict[str, Any] | None:
+        snap = self._snapshot
+        found = snap.run_index.get(run_id.lower())
+        if found is None or snap.runs is None:
+            return None
+        return self._run(snap.runs.table.slice(found[1], 1).to_pylist()[0])
+
+    def list_job_runs(
+        self, namespace: str, job: str, limit: int | None = None, offset: int | None = None
+    ) -> dict[str, Any]:
+        limit, offset = paging(limit, offset)
+        entry = self._job_entry(namespace, job)
+        snap = self._snapshot
+        rows = snap.runs.rows(entry["uuid"], offset, limit) if snap.runs else []
+        total = snap.runs.count(entry["uuid"]) if snap.runs else 0
+        io = self._page_io([r["uuid"] for r in rows])
+        return {"runs": [self._run(r, io=io.get(r["uuid"], [])) for r in rows], "totalCount": total}
+
+    def _page_io(self, run_ids: list[str]) -> dict[str, list[dict[str, Any]]]:
+        """The inputs and outputs of a page of one job's runs: one contiguous slice of ``run_io``."""
+        run_io = self._snapshot.run_io
+        spans = [run_io.ranges[r] for r in run_ids if run_io is not None and r in run_io.ranges]
+        if not spans or run_io is None:
+            return {}
+        start, stop = min(s for s, _ in spans), max(e for _, e in spans)
+        grouped: dict[str, list[dict[str, Any]]] = {}
+        for row in run_io.table.slice(start, stop - start).to_pylist():
+            grouped.setdefault(row["run_uuid"], []).append(row)
+        return grouped
+
+    def get_run(self, run_id: str) -> dict[str, Any]:
+        snap = self._snapshot
+        found = snap.run_index.get(run_id.lower())
+        if found is None or snap.runs is None:
+            raise NotFound(f"Run '{run_id}' not found.")
+        row = snap.runs.table.slice(found[1], 1).to_pylist()[0]
+        return self._run(row, self._run_facets(row["uuid"]))
+
+    def _run_facets(self, run_uuid: str) -> dict[str, Any]:
+        """One run's current facets: a filter on the bucketed winners' key (one bucket read)."""
+        table = self.settings.table("lineage", "current_run_facets")
+        with self._spark_lock:
+            rows = self.spark.sql(f"select facets from {table} where run_id = :run", args={"run": run_uuid}).collect()
+        return json.loads(rows[0].facets) if rows and rows[0].facets else {}
+
+    # -- lineage -------------------------------------------------------------------------------
+
+    def node_data(self, node: str) -> dict[str, Any]:
+        ref = parse_node_id(node, self._namespaces())
+        if ref.kind == "dataset":
+            return self.get_dataset(ref.namespace, ref.name)
+        return self.get_job(ref.namespace, ref.name)
+
+    def _start_node(self, node_id: str) -> str:
+        try:
+            ref = parse_node_id(node_id, self._namespaces())
+        except ValueError as error:
+            raise BadRequest(str(error)) from error
+        if ref.kind == "datasetField":
+            raise BadRequest(f"Invalid nodeId '{node_id}': the lineage graph has dataset and job nodes")
+        if ref.node_id not in self.graph.nodes:
+            kind = "Dataset" if ref.kind == "dataset" else "Job"
+            raise NotFound(f"{kind} '{ref.name}' not found in namespace '{ref.namespace}'.")
+        return ref.node_id
+
+    def _lineage_nodes(self, node_id: str | None, depth: int | None, direction: Direction) -> set[str]:
+        depth = DEFAULT_DEPTH if depth is None else depth
+        if depth < 0:
+            raise BadRequest("depth must be greater than or equal to 0")
+        if node_id is None:
+            return set(self.graph.nodes)
+        return neighbourhood(self.graph, self._start_node(node_id), depth, direction)
+
+    def lineage(self, node_id: str | None, depth: int | None = None, direction: Direction = "both") -> dict[str, Any]:
+        """Marquez's GET /api/v1/lineage; ``node_id`` None gives the whole graph."""
+        return lineage_response(self.graph, self._lineage_nodes(node_id, depth, direction), self.node_data)
+
+    def lineage_json(self, node_id: str | None, depth: int | None = None, direction: Direction = "both") -> str:
+        """``lineage`` as JSON text, each node's data serialized once per snapshot."""
+        snap = self._snapshot
+        nodes = self._lineage_nodes(node_id, depth, direction)
+
+        def node_json(node: str) -> str:
+            text = snap.node_json.get(node)
+            if text is None:
+                text = json.dumps(self.node_data(node), ensure_ascii=False, separators=(",", ":"))
+                snap.node_json[node] = text
+            return text
+
+        return lineage_response_json(snap.graph, nodes, node_json)
+
+    # -- column lineage ------------------------------------------------------------------------
+
+    def column_lineage(self, node_id: str, depth: int | None = None, with_downstream: bool = False) -> dict[str, Any]:
+        """Marquez's GET /api/v1/column-lineage: DATASET_FIELD nodes, edges from input field to
+        output field, upstream to ``depth`` (and downstream with ``withDownstream``)."""
+        depth = DEFAULT_DEPTH if depth is None else depth
+        try:
+            ref = parse_node_id(node_id, self._namespaces())
+        except ValueError as error:
+            raise BadRequest(str(error)) from error
+        snap = self._snapshot
+        if ref.kind == "job":
+            node = self._start_node(ref.node_id)
+            starts = {(ds.namespace, ds.name, row["output_field"])
+                      for ds in (parse_node_id(d, self._namespaces()) for d in self.graph.outputs.get(node, set()))
+                      for row in snap.column_lineage.get((ds.namespace, ds.name), [])}
+        elif ref.kind == "dataset":
+            self._dataset_entry(ref.namespace, ref.name)
+            starts = {(ref.namespace, ref.name, row["output_field"])
+                      for row in snap.column_lineage.get((ref.namespace, ref.name), [])}
+            starts |= {key for key in snap.column_readers if key[:2] == (ref.namespace, ref.name)}
+        else:
+            self._dataset_entry(ref.namespace, ref.name)
+            starts = {(ref.namespace, ref.name, ref.field or "")}
+        fields = self._walk_fields(starts, depth, with_downstream)
+        return {"graph": [self._field_node(f, fields) for f in sorted(fields)]}
+
+    def _field_inputs(self, key: tuple[str, str, str]) -> list[dict[str, Any]]:
+        return [row for row in self._snapshot.column_lineage.get(key[:2], []) if row["output_field"] == key[2]]
+
+    def _walk_fields(
+        self, starts: set[tuple[str, str, str]], depth: int, downstream: bool
+    ) -> set[tuple[str, str, str]]:
+        seen = set(starts)
+        queue = deque((key, 0) for key in starts)
+        while queue:
+            key, level = queue.popleft()
+            if level >= depth:
+                continue
+            nexts = {(r["input_namespace"], r["input_dataset"], r["input_field"]) for r in self._field_inputs(key)
+                     if r["input_namespace"] is not None}
+            if downstream:
+                nexts |= self._snapshot.column_readers.get(key, set())
+            for nxt in nexts - seen:
+                seen.add(nxt)
+                queue.append((nxt, level + 1))
+        return seen
+
+    def _field_node(self, key: tuple[str, str, str], chosen: set[tuple[str, str, str]]) -> dict[str, Any]:
+        namespace, dataset, field_name = key
+        snap = self._snapshot
+        entry = snap.datasets.get((namespace, dataset))
+        field_type = None
+        if entry and entry["schemaVersion"]:
+            field_type = next((f["type"] for f in snap.schema_fields.get(entry["schemaVersion"], [])
+                               if f["name"] == field_name), None)
+        inputs = self._field_inputs(key)
+        node_id = f"datasetField:{namespace}:{dataset}:{field_name}"
+
+        def input_id(row: dict[str, Any]) -> str:
+            return f"datasetField:{row['input_namespace']}:{row['input_dataset']}:{row['input_field']}"
+
+        readers = sorted(snap.column_readers.get(key, set()) & chosen)
+        first = inputs[0] if inputs else {}
+        return {
+            "id": node_id,
+            "type": "DATASET_FIELD",
+            "data": {
+                "namespace": namespace,
+                "dataset": dataset,
+                "datasetVersion": first.get("output_dataset_version_uuid"),
+                "field": field_name,
+                "fieldType": field_type,
+                "transformationDescription": first.get("transformation_description"),
+                "transformationType": first.get("transformation_type"),
+                "inputFields": [
+                    {"namespace": r["input_namespace"], "dataset": r["input_dataset"], "datasetVersion": None,
+                     "field": r["input_field"], "transformationDescription": r["transformation_description"],
+                     "transformationType": r["transformation_type"],
+                     "transformations": [{k: v for k, v in t.items()} for t in (r["transformations"] or [])]}
+                    for r in inputs
+                ],
+            },
+            "inEdges": [{"origin": input_id(r), "destination": node_id} for r in inputs
+                        if r["input_namespace"] is not None
+                        and (r["input_namespace"], r["input_dataset"], r["input_field"]) in chosen],
+            "outEdges": [{"origin": node_id, "destination": f"datasetField:{ns}:{ds}:{fl}"} for ns, ds, fl in readers],
+        }
+
+    # -- search and events ---------------------------------------------------------------------
+
+    def search(self, q: str, filter_: str | None = None, sort: str | None = None,
+               limit: int | None = None, namespace: str | None = None) -> dict[str, Any]:
+        limit, _ = paging(limit, 0, DEFAULT_SEARCH_LIMIT)
+        if not q:
+            raise BadRequest("query must not be empty")
+        kind = (filter_ or "").upper() or None
+        if kind not in (None, "DATASET", "JOB"):
+            raise BadRequest(f"filter must be DATASET or JOB, not '{filter_}'")
+        pattern = like_pattern(q)
+        snap = self._snapshot
+        results = []
+        if kind in (None, "DATASET"):
+            results += [{"type": "DATASET", "name": e["name"], "updatedAt": e["updatedAt"], "namespace": e["namespace"],
+                         "nodeId": dataset_node_id(e["namespace"], e["name"])}
+                        for e in snap.datasets.values() if pattern.search(e["name"])]
+        if kind in (None, "JOB"):
+            for e in snap.jobs.values():
+                if pattern.search(e["name"]):
+                    latest = snap.runs.rows(e["uuid"], 0, 1) if snap.runs else []
+                    updated = iso(latest[0]["updated_at"]) if latest else e["createdAt"]
+                    results.append({"type": "JOB", "name": e["name"], "updatedAt": updated,
+                                    "namespace": e["namespace"], "nodeId": job_node_id(e["namespace"], e["name"])})
+        if namespace:
+            results = [r for r in results if r["namespace"] == namespace]
+        if (sort or "name").lower() == "updated_at":
+            results.sort(key=lambda r: (r["updatedAt"] or "", r["name"]), reverse=True)
+        else:
+            results.sort(key=lambda r: (r["name"], r["namespace"], r["type"]))
+        return {"totalCount": len(results), "results": results[:limit]}
+
+    def list_events(self, namespace: str | None = None, limit: int | None = None, offset: int | None = None,
+                    before: str | None = None, after: str | None = None,
+                    sort_direction: str = "desc") -> dict[str, Any]:
+        """Marquez's GET /api/v1/events/lineage: the stored OpenLineage events, newest first. The
+        page is picked from the in-memory (event time, ingest_seq) index, then read by ingest_seq
+        and block, so Spark opens only the blocks the page lies in."""
+        limit, offset = paging(limit, offset)
+        events = self._snapshot.events
+        if events is None:
+            return {"events": [], "totalCount": 0}
+        if namespace is not None:
+            events = events.filter(pc.equal(events.column("job_namespace"), namespace))
+        times = events.column("event_time")
+        if before:
+            events = events.filter(pc.less(times, pa.scalar(moment(before), type=times.type)))
+            times = events.column("event_time")
+        if after:
+            events = events.filter(pc.greater(times, pa.scalar(moment(after), type=times.type)))
+        if sort_direction.lower() == "asc":
+            events = events.sort_by([("event_time", "ascending"), ("ingest_seq", "ascending")])
+        page = events.slice(offset, limit)
+        seqs = page.column("ingest_seq").to_pylist()
+        if not seqs:
+            return {"events": [], "totalCount": events.num_rows}
+        blocks = sorted(set(page.column("ingest_block").to_pylist()))
+        raw = self.settings.table("raw", "lineage_events")
+        with self._spark_lock:
+            rows = self.spark.sql(
+                f"select ingest_seq, event_json from {raw} where ingest_block in ({', '.join(map(str, blocks))}) "
+                f"and ingest_seq in ({', '.join(map(str, seqs))})"
+            ).collect()
+        by_seq = {r.ingest_seq: r.event_json for r in rows}
+        return {"events": [json.loads(by_seq[s]) for s in seqs if s in by_seq], "totalCount": events.num_rows}
+
+
+def lineage_page_inputs(
+    api: MarquezReadApi, node_id: str | None, depth: int, direction: Direction = "both"
+) -> tuple[dict, dict]:
+    """What ``render_lineage_page`` draws: Marquez's lineage body for ``node_id`` (the whole graph
+    when None) and, per node, the details a click shows."""
+    graph = api.lineage(node_id, depth, direction)
+    snap = api.snapshot
+    details: dict[str, dict] = {}
+    for node in graph["graph"]:
+        data = node["data"]
+        if node["type"] == "DATASET":
+            entry = snap.datasets[(data["namespace"], data["name"])]
+            details[node["id"]] = {
+                "fields": [{"name": f["name"], "type": f["type"], "description": f["description"]}
+                           for f in data["fields"]],
+                "schemaVersions": [
+                    {"id": v["id"], "createdAt": v["createdAt"],
+                     "fields": [{"name": f["name"], "type": f["type"], "description": f["description"]}
+                                for f in v["fields"]]}
+                    for v in snap.schema_versions.get(entry["uuid"], [])
+                ],
+                "facets": data["facets"],
+            }
+        else:
+            runs = api.list_job_runs(data["namespace"], data["name"], limit=10)["runs"]
+            details[node["id"]] = {"latestRuns": [
+                {k: run[k] for k in ("id", "state", "startedAt", "endedAt", "durationMs")} for run in runs
+            ]}
+    return graph, details

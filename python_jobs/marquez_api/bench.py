@@ -1,0 +1,110 @@
+"""``bench api``: latency of the Marquez read API over real HTTP in a warm process.
+
+Builds (or reuses) a warehouse of N synthetic events (``python_jobs/lineage/synthetic.py``) on
+its own schema prefix, loads ``MarquezReadApi``, serves it with uvicorn on loopback, warms up,
+then times ``get_dataset``, ``list_job_runs`` and ``lineage`` at depth 5 one request at a time.
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+import time
+from pathlib import Path
+from urllib.parse import quote
+
+import httpx
+from pyspark.sql import SparkSession
+
+from python_jobs.dbt import run_dbt
+from python_jobs.ingest.lineage import ingest_lineage
+from python_jobs.lineage.bench import Figures, fresh, load_average
+from python_jobs.lineage.synthetic import SyntheticSpec, write_events
+from python_jobs.marquez_api.api import MarquezReadApi
+from python_jobs.marquez_api.routes import read_routes
+from python_jobs.marquez_api.server import serve_in_thread
+from python_jobs.settings import Settings
+
+BUILD = ["build", "--select", "stg_lineage_events+", "facet_classification",
+         "--exclude", "dataset_schema_events", "dataset_lineage_graph", "--exclude-resource-type", "test"]
+READY_PROPERTY = "bench_api.events"
+
+
+def bench_warehouse(spark: SparkSession, settings: Settings, events: int, work_dir: Path, rebuild: bool) -> Settings:
+    """The bench warehouse for ``events``; built once, then reused (a table property marks it done)."""
+    prefix = f"bench_api_{events}_"
+    scoped = settings.with_prefix(prefix)
+    runs = scoped.table("lineage", "run_states")
+    if not rebuild and spark.catalog.tableExists(runs):
+        props = {r.key: r.value for r in spark.sql(f"show tblproperties {runs}").collect()}
+        if props.get(READY_PROPERTY) == str(events):
+            print(f"reusing the bench warehouse {prefix}* ({events:,} events)", flush=True)
+            return scoped
+    scoped = fresh(spark, settings, prefix)
+    work_dir.mkdir(parents=True, exist_ok=True)
+    path = work_dir / f"synthetic_{events}.ndjson"
+    if not path.exists():
+        write_events(SyntheticSpec(events=events), path)
+    print(ingest_lineage(spark, scoped, [path]).summary(), flush=True)
+    started = time.monotonic()
+    run_dbt(scoped, BUILD)
+    print(f"dbt build {time.monotonic() - started:.0f}s", flush=True)
+    spark.sql(f"alter table {runs} set tblproperties ('{READY_PROPERTY}' = '{events}')")
+    return scoped
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
+
+
+def time_requests(client: httpx.Client, paths: list[str]) -> list[float]:
+    timings = []
+    for path in paths:
+        started = time.perf_counter()
+        response = client.get(path)
+        timings.append((time.perf_counter() - started) * 1000)
+        response.raise_for_status()
+    return timings
+
+
+def run_api_bench(
+    spark: SparkSession, settings: Settings, events: int, requests: int, work_dir: Path, rebuild: bool = False
+) -> None:
+    scoped = bench_warehouse(spark, settings, events, work_dir, rebuild)
+    figures = Figures()
+    part = f"{events:,} events"
+    started = time.monotonic()
+    api = MarquezReadApi(spark, scoped)
+    figures.add(part, "snapshot load s (after each build)", f"{time.monotonic() - started:.1f}")
+    snap = api.snapshot
+    figures.add(part, "jobs / datasets / runs", f"{len(snap.jobs):,} / {len(snap.datasets):,} / "
+                f"{len(snap.run_index):,}")
+    rng = random.Random(11)
+    datasets = sorted(snap.datasets)
+    jobs = sorted(snap.jobs)
+    v1 = "/api/v1"
+
+    def dataset() -> str:
+        namespace, name = rng.choice(datasets)
+        return f"{v1}/namespaces/{quote(namespace, safe='')}/datasets/{quote(name, safe='')}"
+
+    def job_runs() -> str:
+        namespace, name = rng.choice(jobs)
+        return f"{v1}/namespaces/{quote(namespace, safe='')}/jobs/{quote(name, safe='')}/runs"
+
+    def lineage() -> str:
+        namespace, name = rng.choice(datasets)
+        return f"{v1}/lineage?nodeId={quote(f'dataset:{namespace}:{name}', safe='')}&depth=5"
+
+    cases = {"get_dataset": dataset, "list_job_runs (limit 100)": job_runs, "lineage depth 5": lineage}
+    with serve_in_thread(read_routes(api)) as base_url, httpx.Client(base_url=base_url, timeout=60) as client:
+        for make in cases.values():
+            time_requests(client, [make() for _ in range(30)])
+        figures.add(part, "load average before timing (1/5/15 min)", load_average())
+        for name, make in cases.items():
+            timings = time_requests(client, [make() for _ in range(requests)])
+            figures.add(part, f"{name}: p50 / p95 / max ms",
+                        f"{statistics.median(timings):.1f} / {percentile(timings, 0.95):.1f} / {max(timings):.1f}")
+        figures.add(part, "load average after (1/5/15 min)", load_average())
+    print(figures.table())

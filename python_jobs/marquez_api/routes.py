@@ -1,0 +1,126 @@
+"""Starlette routes for the read API (``/api/v1/...``) and the lineage page (``/``).
+
+Handlers are sync functions: Starlette runs them in its thread pool, so Spark calls (run facets,
+event bodies) do not block the event loop. Errors use Marquez's body, ``{"code", "message"}``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from python_jobs.marquez_api.api import BadRequest, MarquezReadApi, NotFound, lineage_page_inputs
+
+API = "/api/v1"
+
+
+def error(code: int, message: str) -> JSONResponse:
+    return JSONResponse({"code": code, "message": message}, status_code=code)
+
+
+def _int(request: Request, name: str) -> int | None:
+    value = request.query_params.get(name)
+    if value is None or value == "":
+        return None
+    try:
+        return int(value)
+    except ValueError as exc:
+        raise BadRequest(f"{name} must be an integer, not '{value}'") from exc
+
+
+def _bool(request: Request, name: str) -> bool:
+    return (request.query_params.get(name) or "false").lower() == "true"
+
+
+def endpoint(answer: Callable[[Request], Any]) -> Callable[[Request], Response]:
+    def handle(request: Request) -> Response:
+        try:
+            body = answer(request)
+            if isinstance(body, str):  # already JSON text (the lineage graph)
+                return Response(body, media_type="application/json")
+            return JSONResponse(body)
+        except NotFound as exc:
+            return error(404, str(exc))
+        except BadRequest as exc:
+            return error(400, str(exc))
+
+    return handle
+
+
+def read_routes(api: MarquezReadApi) -> list[BaseRoute]:
+    p = "path_params"
+
+    def paged(request: Request) -> dict[str, int | None]:
+        return {"limit": _int(request, "limit"), "offset": _int(request, "offset")}
+
+    def events(request: Request, namespace: str | None = None) -> dict[str, Any]:
+        return api.list_events(
+            namespace, before=request.query_params.get("before"), after=request.query_params.get("after"),
+            sort_direction=request.query_params.get("sortDirection", "desc"), **paged(request),
+        )
+
+    def lineage(request: Request) -> str:
+        node_id = request.query_params.get("nodeId")
+        if not node_id:
+            raise BadRequest("nodeId is required")
+        return api.lineage_json(node_id, _int(request, "depth"))
+
+    def column_lineage(request: Request) -> dict[str, Any]:
+        node_id = request.query_params.get("nodeId")
+        if not node_id:
+            raise BadRequest("nodeId is required")
+        return api.column_lineage(node_id, _int(request, "depth"), _bool(request, "withDownstream"))
+
+    def search(request: Request) -> dict[str, Any]:
+        q = request.query_params
+        return api.search(q.get("q", ""), q.get("filter"), q.get("sort"), _int(request, "limit"), q.get("namespace"))
+
+    routes: list[tuple[str, Callable[[Request], Any]]] = [
+        ("/namespaces", lambda r: api.list_namespaces(**paged(r))),
+        ("/namespaces/{namespace}", lambda r: api.get_namespace(getattr(r, p)["namespace"])),
+        ("/namespaces/{namespace}/datasets", lambda r: api.list_datasets(getattr(r, p)["namespace"], **paged(r))),
+        ("/namespaces/{namespace}/datasets/{dataset}",
+         lambda r: api.get_dataset(getattr(r, p)["namespace"], getattr(r, p)["dataset"])),
+        ("/namespaces/{namespace}/datasets/{dataset}/versions",
+         lambda r: api.list_dataset_versions(getattr(r, p)["namespace"], getattr(r, p)["dataset"], **paged(r))),
+        ("/namespaces/{namespace}/datasets/{dataset}/versions/{version}",
+         lambda r: api.get_dataset_version(getattr(r, p)["namespace"], getattr(r, p)["dataset"],
+                                           getattr(r, p)["version"])),
+        ("/namespaces/{namespace}/jobs", lambda r: api.list_jobs(getattr(r, p)["namespace"], **paged(r))),
+        ("/namespaces/{namespace}/jobs/{job}", lambda r: api.get_job(getattr(r, p)["namespace"], getattr(r, p)["job"])),
+        ("/namespaces/{namespace}/jobs/{job}/runs",
+         lambda r: api.list_job_runs(getattr(r, p)["namespace"], getattr(r, p)["job"], **paged(r))),
+        ("/jobs/runs/{id}", lambda r: api.get_run(getattr(r, p)["id"])),
+        ("/events/lineage", lambda r: events(r)),
+        # marquez-python's list_events calls /events and /events/{namespace}.
+        ("/events", lambda r: events(r)),
+        ("/events/{namespace}", lambda r: events(r, getattr(r, p)["namespace"])),
+        ("/lineage", lineage),
+        ("/column-lineage", column_lineage),
+        ("/search", search),
+    ]
+    result: list[BaseRoute] = [Route(API + path, endpoint(answer), methods=["GET"]) for path, answer in routes]
+    result.append(Route("/", _page_handler(api), methods=["GET"]))
+    return result
+
+
+def _page_handler(api: MarquezReadApi) -> Callable[[Request], Response]:
+    def page(request: Request) -> Response:
+        try:
+            from python_jobs.lineage_page.render import render_lineage_page
+        except ImportError:
+            return error(501, "The lineage page renderer (python_jobs.lineage_page) is not installed in this build.")
+        try:
+            node_id = request.query_params.get("nodeId")
+            graph, details = lineage_page_inputs(api, node_id, _int(request, "depth") or 20)
+        except NotFound as exc:
+            return error(404, str(exc))
+        except BadRequest as exc:
+            return error(400, str(exc))
+        return HTMLResponse(render_lineage_page(graph, details, "Lineage"))
+
+    return page

@@ -1,0 +1,44 @@
+"""Serve a Starlette app with uvicorn in a background thread of this process (tests, benchmark).
+
+The SparkSession stays in this process, so the app's sync endpoints use it from Starlette's
+thread pool; no second process opens the metastore.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.routing import BaseRoute
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@contextmanager
+def serve_in_thread(routes: list[BaseRoute], timeout_s: float = 30.0) -> Iterator[str]:
+    """Yield the base URL of a loopback server answering ``routes``; stop it on exit."""
+    port = free_port()
+    config = uvicorn.Config(Starlette(routes=routes), host="127.0.0.1", port=port, log_level="warning",
+                            lifespan="off")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, name=f"uvicorn-{port}", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + timeout_s
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError(f"uvicorn did not start on port {port}")
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout_s)

@@ -1,0 +1,280 @@
+"""What the read API holds in memory between builds, loaded from the warehouse in one pass.
+
+Everything a hot endpoint needs (datasets, jobs, the graph, runs per job, versions per dataset,
+run inputs and outputs) is read once per build into Python structures and Arrow tables sorted
+so that one entity's rows are a contiguous slice: a request slices, it does not scan. Facet
+bodies of datasets and jobs are kept as JSON text and parsed on first use.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.sql import SparkSession
+
+from python_jobs.marquez_api.graph import LineageGraph, dataset_node_id, job_node_id
+from python_jobs.settings import Settings
+
+# OpenLineage event types → Marquez's run states (Marquez's RunState enum).
+RUN_STATES = {"START": "RUNNING", "RUNNING": "RUNNING", "COMPLETE": "COMPLETED", "FAIL": "FAILED",
+              "ABORT": "ABORTED"}
+
+
+def iso(moment: datetime | None) -> str | None:
+    """Marquez's timestamp text: ISO-8601 in UTC with a Z."""
+    if moment is None:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+@dataclass
+class Slices:
+    """Row ranges of an Arrow table sorted by a key: key → (start, stop)."""
+
+    table: pa.Table
+    ranges: dict[str, tuple[int, int]]
+
+    def rows(self, key: str, offset: int = 0, limit: int | None = None) -> list[dict[str, Any]]:
+        start, stop = self.ranges.get(key, (0, 0))
+        start = min(start + offset, stop)
+        if limit is not None:
+            stop = min(stop, start + limit)
+        return self.table.slice(start, stop - start).to_pylist() if stop > start else []
+
+    def count(self, key: str) -> int:
+        start, stop = self.ranges.get(key, (0, 0))
+        return stop - start
+
+
+def slices_by(table: pa.Table, key: str, order: list[tuple[str, str]]) -> Slices:
+    return runs_of(table.sort_by([(key, "ascending"), *order]), key)
+
+
+def runs_of(ordered: pa.Table, key: str) -> Slices:
+    """The ranges of equal ``key`` values in a table whose rows with one key are adjacent."""
+    keys = ordered.column(key).to_pylist()
+    ranges: dict[str, tuple[int, int]] = {}
+    start = 0
+    for position in range(1, len(keys) + 1):
+        if position == len(keys) or keys[position] != keys[start]:
+            ranges[keys[start]] = (start, position)
+            start = position
+    return Slices(ordered, ranges)
+
+
+@dataclass
+class Snapshot:
+    namespaces: list[dict[str, Any]] = field(default_factory=list)
+    datasets: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    jobs: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    dataset_facet_text: dict[str, str] = field(default_factory=dict)
+    job_facet_text: dict[str, str] = field(default_factory=dict)
+    schema_fields: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    schema_versions: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    graph: LineageGraph = field(default_factory=LineageGraph)
+    runs: Slices | None = None
+    run_index: dict[str, tuple[int, int]] = field(default_factory=dict)
+    run_io: Slices | None = None
+    versions: Slices | None = None
+    version_index: dict[str, tuple[str, int]] = field(default_factory=dict)
+    column_lineage: dict[tuple[str, str], list[dict[str, Any]]] = field(default_factory=dict)
+    column_readers: dict[tuple[str, str, str], set[tuple[str, str, str]]] = field(default_factory=dict)
+    events: pa.Table | None = None
+    loaded_at: str = ""
+    parsed_facets: dict[str, dict[str, Any]] = field(default_factory=dict)
+    node_json: dict[str, str] = field(default_factory=dict)
+
+
+def _table(spark: SparkSession, query: str) -> pa.Table:
+    return spark.sql(query).toArrow()
+
+
+def _facets(text: str | None) -> dict[str, Any]:
+    return json.loads(text) if text else {}
+
+
+REQUIRED_TABLES = (
+    "namespaces", "datasets", "jobs", "runs", "dataset_versions", "dataset_fields", "dataset_schema_versions",
+    "dataset_schema_versions_field_mapping", "runs_input_mapping", "runs_output_mapping", "column_lineage",
+    "current_dataset_facets", "current_job_facets",
+)
+
+
+def missing_tables(spark: SparkSession, settings: Settings) -> list[str]:
+    names = [settings.table("lineage", t) for t in REQUIRED_TABLES] + [settings.table("raw", "lineage_events")]
+    return [name for name in names if not spark.catalog.tableExists(name)]
+
+
+def load_snapshot(spark: SparkSession, settings: Settings) -> Snapshot:
+    """The whole snapshot; an empty one while the warehouse has not been built yet."""
+    lineage = settings.schema("lineage")
+    raw = settings.table("raw", "lineage_events")
+    snap = Snapshot(loaded_at=iso(datetime.now(UTC)) or "")
+    if missing_tables(spark, settings):
+        return snap
+
+    for row in spark.sql(f"select name, created_at from {lineage}.namespaces order by name").collect():
+        snap.namespaces.append({"name": row.name, "createdAt": iso(row.created_at)})
+
+    snap.schema_fields = _schema_fields(spark, lineage)
+    for row in spark.sql(
+        f"select dataset_uuid, uuid, created_at from {lineage}.dataset_schema_versions order by created_at, uuid"
+    ).collect():
+        snap.schema_versions.setdefault(row.dataset_uuid, []).append(
+            {"id": row.uuid, "createdAt": iso(row.created_at), "fields": snap.schema_fields.get(row.uuid, [])}
+        )
+
+    snap.versions = slices_by(_table(spark, f"""
+        select v.dataset_uuid, v.uuid as version, v.created_at, v.dataset_schema_version_uuid,
+            v.run_uuid, v.is_current_version, r.current_run_state as run_state, r.ended_at as run_ended_at
+        from {lineage}.dataset_versions as v
+        left join {lineage}.runs as r on v.run_uuid = r.uuid
+    """), "dataset_uuid", [("created_at", "descending"), ("version", "ascending")])
+    versions = snap.versions
+    version_ids = versions.table.column("version").to_pylist()
+    version_datasets = versions.table.column("dataset_uuid").to_pylist()
+    snap.version_index = {
+        version: (dataset_uuid, position)
+        for position, (version, dataset_uuid) in enumerate(zip(version_ids, version_datasets, strict=True))
+    }
+    current = _current_versions(versions)
+
+    dataset_facets = {r.dataset_uuid: r.facets for r in spark.sql(
+        f"select dataset_uuid, facets from {lineage}.current_dataset_facets").collect()}
+    for row in spark.sql(f"select uuid, namespace_name, name, created_at from {lineage}.datasets").collect():
+        latest = current.get(row.uuid, {})
+        snap.datasets[(row.namespace_name, row.name)] = {
+            "uuid": row.uuid, "namespace": row.namespace_name, "name": row.name,
+            "createdAt": iso(row.created_at), "updatedAt": iso(latest.get("created_at") or row.created_at),
+            "currentVersion": latest.get("version"), "schemaVersion": latest.get("dataset_schema_version_uuid"),
+            "lastModifiedAt": iso(latest.get("last_modified_at")),
+        }
+        snap.dataset_facet_text[row.uuid] = dataset_facets.get(row.uuid) or ""
+        snap.graph.add_node(dataset_node_id(row.namespace_name, row.name))
+
+    runs = _table(spark, f"""
+        select uuid, job_uuid, created_at, updated_at, current_run_state, started_at, ended_at
+        from {lineage}.runs
+    """)
+    snap.runs = slices_by(runs, "job_uuid", [("created_at", "descending"), ("uuid", "ascending")])
+    uuids = snap.runs.table.column("uuid").to_pylist()
+    job_of_run = snap.runs.table.column("job_uuid").to_pylist()
+    snap.run_index = {uuid: (job, pos) for pos, (uuid, job) in enumerate(zip(uuids, job_of_run, strict=True))}
+
+    # Sorted like the runs (job, newest first), so one page of a job's runs has its inputs and
+    # outputs in one contiguous slice.
+    run_io = _table(spark, f"""
+        select m.run_uuid, 'input' as io_type, d.namespace_name, d.name, m.dataset_version_uuid
+        from {lineage}.runs_input_mapping as m join {lineage}.datasets as d on m.dataset_uuid = d.uuid
+        union all
+        select m.run_uuid, 'output' as io_type, d.namespace_name, d.name, m.dataset_version_uuid
+        from {lineage}.runs_output_mapping as m join {lineage}.datasets as d on m.dataset_uuid = d.uuid
+    """).join(runs.select(["uuid", "job_uuid", "created_at"]).rename_columns(["run_uuid", "job_uuid", "created_at"]),
+              "run_uuid")
+    snap.run_io = runs_of(run_io.sort_by([
+        ("job_uuid", "ascending"), ("created_at", "descending"), ("run_uuid", "ascending"),
+        ("io_type", "ascending"), ("namespace_name", "ascending"), ("name", "ascending"),
+    ]), "run_uuid")
+
+    job_facets = {r.job_uuid: r.facets for r in spark.sql(
+        f"select job_uuid, facets from {lineage}.current_job_facets").collect()}
+    job_names: dict[str, str] = {}
+    for row in spark.sql(f"select uuid, namespace_name, name, created_at from {lineage}.jobs").collect():
+        snap.jobs[(row.namespace_name, row.name)] = {
+            "uuid": row.uuid, "namespace": row.namespace_name, "name": row.name, "createdAt": iso(row.created_at),
+        }
+        snap.job_facet_text[row.uuid] = job_facets.get(row.uuid) or ""
+        job_names[row.uuid] = job_node_id(row.namespace_name, row.name)
+        snap.graph.add_node(job_names[row.uuid])
+    # The job → dataset edges: the run inputs and outputs already loaded, grouped by job.
+    edges = (snap.run_io.table.select(["job_uuid", "io_type", "namespace_name", "name"])
+             .group_by(["job_uuid", "io_type", "namespace_name", "name"]).aggregate([]))
+    for edge in edges.to_pylist():
+        if edge["job_uuid"] in job_names:
+            snap.graph.add_edge(job_names[edge["job_uuid"]], dataset_node_id(edge["namespace_name"], edge["name"]),
+                                edge["io_type"])
+
+    _load_column_lineage(spark, lineage, snap)
+    snap.events = _table(spark, f"""
+        select event_time, ingest_seq, ingest_block, job_namespace from {raw}
+        where event_id is not null
+    """).sort_by([("event_time", "descending"), ("ingest_seq", "descending")])
+    return snap
+
+
+def _schema_fields(spark: SparkSession, lineage: str) -> dict[str, list[dict[str, Any]]]:
+    fields: dict[str, list[dict[str, Any]]] = {}
+    for row in spark.sql(f"""
+        select m.dataset_schema_version_uuid as schema_version, f.name, f.type, f.description
+        from {lineage}.dataset_schema_versions_field_mapping as m
+        join {lineage}.dataset_fields as f on m.dataset_field_uuid = f.uuid
+        order by schema_version, f.name, f.type
+    """).collect():
+        fields.setdefault(row.schema_version, []).append(
+            {"name": row.name, "type": row.type, "tags": [], "description": row.description}
+        )
+    return fields
+
+
+def _current_versions(versions: Slices) -> dict[str, dict[str, Any]]:
+    """Per dataset: its current version row plus the end of its last COMPLETE run that wrote it."""
+    table = versions.table
+    current: dict[str, dict[str, Any]] = {}
+    flags = table.column("is_current_version").to_pylist()
+    for dataset_uuid, (start, stop) in versions.ranges.items():
+        chosen = next((p for p in range(start, stop) if flags[p]), start)
+        row = table.slice(chosen, 1).to_pylist()[0]
+        rows = table.slice(start, stop - start)
+        completed = rows.filter(pc.equal(rows.column("run_state"), "COMPLETE"))
+        row["last_modified_at"] = pc.max(completed.column("run_ended_at")).as_py() if completed.num_rows else None
+        current[dataset_uuid] = row
+    return current
+
+
+def _load_column_lineage(spark: SparkSession, lineage: str, snap: Snapshot) -> None:
+    """Per output dataset, the column lineage of the latest run (or event) that recorded any: the
+    current column lineage, as Marquez shows it."""
+    for row in spark.sql(f"""
+        with latest as (
+            select output_namespace, output_dataset, max_by(coalesce(run_uuid, event_id), ingest_seq) as recorder
+            from {lineage}.column_lineage
+            group by output_namespace, output_dataset
+        )
+        select c.output_namespace, c.output_dataset, c.output_field, c.input_namespace, c.input_dataset,
+            c.input_field, c.transformation_type, c.transformation_description, c.transformations,
+            c.output_dataset_version_uuid
+        from {lineage}.column_lineage as c
+        join latest
+            on c.output_namespace = latest.output_namespace and c.output_dataset = latest.output_dataset
+            and coalesce(c.run_uuid, c.event_id) = latest.recorder
+        order by c.output_namespace, c.output_dataset, c.output_field, c.input_namespace, c.input_dataset,
+            c.input_field
+    """).collect():
+        entry = row.asDict(recursive=True)
+        snap.column_lineage.setdefault((row.output_namespace, row.output_dataset), []).append(entry)
+        if row.input_namespace is not None:
+            snap.column_readers.setdefault((row.input_namespace, row.input_dataset, row.input_field), set()).add(
+                (row.output_namespace, row.output_dataset, row.output_field)
+            )
+
+
+def dataset_facets(snap: Snapshot, dataset_uuid: str) -> dict[str, Any]:
+    """Parsed once per snapshot (a lineage response repeats them for every node)."""
+    key = f"dataset:{dataset_uuid}"
+    if key not in snap.parsed_facets:
+        snap.parsed_facets[key] = _facets(snap.dataset_facet_text.get(dataset_uuid))
+    return snap.parsed_facets[key]
+
+
+def job_facets(snap: Snapshot, job_uuid: str) -> dict[str, Any]:
+    key = f"job:{job_uuid}"
+    if key not in snap.parsed_facets:
+        snap.parsed_facets[key] = _facets(snap.job_facet_text.get(job_uuid))
+    return snap.parsed_facets[key]

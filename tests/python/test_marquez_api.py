@@ -1,0 +1,244 @@
+"""The Marquez-compatible read API, called through Marquez's own Python client over real HTTP.
+
+One warehouse is built from the shared corpus (Marquez's apples pipeline, its demo seed
+`metadata.template.json`, Spark column-lineage events and the spec's columnLineage example; see
+marquez_corpus.py) on a schema prefix of its own, served in-process by uvicorn on a loopback port.
+`marquez_client` has no call for GET /lineage and GET /search: those two go through httpx.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from marquez_client import MarquezClient
+from marquez_client.errors import APIError
+from marquez_corpus import SPARK_RUN_ID, prepare_corpus  # tests/python is on sys.path
+
+from python_jobs.dbt import run_dbt
+from python_jobs.ingest.lineage import ingest_lineage
+from python_jobs.marquez_api import MarquezReadApi, read_routes
+from python_jobs.marquez_api.graph import render_text
+from python_jobs.marquez_api.server import serve_in_thread
+from python_jobs.settings import LAYERS
+from python_jobs.spark import ensure_schemas
+
+BUILD = ["build", "--select", "stg_lineage_events+", "facet_classification",
+         "--exclude", "dataset_schema_events", "dataset_lineage_graph", "--exclude-resource-type", "test"]
+KITCHEN = "grandmas.kitchen"
+FOOD = "food_delivery"
+
+
+@pytest.fixture(scope="module")
+def warehouse(settings, spark, shared_corpus, tmp_path_factory):
+    scoped = settings.with_prefix("t_marquez_api_")
+    for layer in LAYERS:
+        spark.sql(f"drop database if exists {scoped.schema(layer)} cascade")
+    ensure_schemas(spark, scoped, LAYERS)
+    events = prepare_corpus(shared_corpus, tmp_path_factory.mktemp("marquez-corpus"))
+    report = ingest_lineage(spark, scoped, [events])
+    assert report.rejected == 0 and report.accepted == report.read == 37
+    run_dbt(scoped, BUILD)
+    return scoped
+
+
+@pytest.fixture(scope="module")
+def api(warehouse, spark) -> MarquezReadApi:
+    return MarquezReadApi(spark, warehouse)
+
+
+@pytest.fixture(scope="module")
+def base_url(api) -> Iterator[str]:
+    with serve_in_thread(read_routes(api)) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def client(base_url) -> MarquezClient:
+    return MarquezClient(base_url)
+
+
+def status_of(error: pytest.ExceptionInfo[APIError]) -> tuple[int, dict]:
+    response = error.value.__cause__.response  # marquez_client raises APIError from requests' HTTPError
+    return response.status_code, response.json()
+
+
+def test_column_lineage_table_is_keyed_and_a_second_build_changes_nothing(warehouse, spark):
+    table = warehouse.table("lineage", "column_lineage")
+    before = sorted(map(tuple, spark.table(table).collect()))
+    # A second build of the model, with its data tests (unique and not_null key).
+    run_dbt(warehouse, ["build", "--select", "column_lineage"])
+    assert sorted(map(tuple, spark.table(table).collect())) == before
+    rows = {(r.output_dataset, r.output_field, r.input_dataset, r.input_field): r for r in spark.table(table).collect()}
+    # metadata.template.json (1-0-1, inputFields only): no transformation recorded.
+    seed = rows[("public.orders_7_days", "order_id", "public.orders", "id")]
+    assert seed.transformation_type is None and list(seed.transformations) == []
+    assert seed.output_dataset_version_uuid is not None
+    # Spark's transformations list: START and COMPLETE of one run give one row.
+    spark_row = rows[("/tmp/cll_test/tbl1", "agg", "/tmp/cll_test/cll_source2", "c")]
+    assert (spark_row.run_uuid, spark_row.transformation_type, spark_row.transformation_subtype,
+            spark_row.transformation_description) == (SPARK_RUN_ID, "DIRECT", "AGGREGATION", "sum(t2.c) AS agg")
+    ident = rows[("/tmp/cll_test/tbl1", "ident", "/tmp/cll_test/cll_source1", "a")]
+    assert [t.subtype for t in ident.transformations] == ["IDENTITY", "GROUP_BY", "JOIN", "FILTER"]
+    # The spec example carries both shapes: the input field's own list wins, the 1-0-x pair fills in.
+    spec_row = rows[("CUSTOMER_DISCOUNTS", "NAME", "CUSTOMERS", "NAME")]
+    assert (spec_row.transformation_type, spec_row.transformation_subtype) == ("DIRECT", "IDENTITY")
+    assert spec_row.transformation_description == "SELECT NAME"
+
+
+def test_namespaces_paging_and_404(client):
+    names = [n["name"] for n in client.list_namespaces()["namespaces"]]
+    assert {KITCHEN, FOOD, "cupboard", "laurents-orchard", "backyard"} <= set(names)
+    assert names == sorted(names)
+    page = client.list_namespaces(limit=2, offset=1)
+    assert [n["name"] for n in page["namespaces"]] == names[1:3] and page["totalCount"] == len(names)
+    namespace = client.get_namespace(KITCHEN)
+    assert namespace["name"] == KITCHEN and namespace["createdAt"].startswith("2020-08-29T23:00:00")
+    with pytest.raises(APIError) as missing:
+        client.get_namespace("no.such.namespace")
+    assert status_of(missing) == (404, {"code": 404, "message": "Namespace 'no.such.namespace' not found."})
+
+
+def test_datasets_fields_and_versions(client):
+    listed = client.list_datasets(FOOD, limit=3, offset=0)
+    assert listed["totalCount"] == 13 and len(listed["datasets"]) == 3
+    dataset = client.get_dataset(FOOD, "public.delivery_7_days")
+    assert dataset["id"] == {"namespace": FOOD, "name": "public.delivery_7_days"}
+    assert len(dataset["fields"]) == 14
+    assert {"name": "customer_email", "type": "VARCHAR"}.items() <= next(
+        f for f in dataset["fields"] if f["name"] == "customer_email").items()
+    assert dataset["facets"]["schema"]["fields"][0]["name"] == "order_id"
+    versions = client.list_dataset_versions(FOOD, "public.delivery_7_days")
+    assert versions["totalCount"] == 1
+    version = versions["versions"][0]
+    assert version["version"] == dataset["currentVersion"] and len(version["fields"]) == 14
+    assert version["createdByRun"]["state"] == "COMPLETED"
+    assert version["createdByRun"]["outputVersions"] == [
+        {"namespace": FOOD, "name": "public.delivery_7_days", "version": version["version"]}]
+    assert client.get_dataset_version(FOOD, "public.delivery_7_days", version["version"]) == version
+    with pytest.raises(APIError) as missing:
+        client.get_dataset(FOOD, "public.nothing")
+    assert status_of(missing)[0] == 404
+    with pytest.raises(APIError) as wrong_version:
+        client.get_dataset_version(FOOD, "public.orders", version["version"])
+    assert status_of(wrong_version)[0] == 404
+
+
+def test_jobs_and_runs(client):
+    jobs = client.list_jobs(KITCHEN)
+    assert [j["name"] for j in jobs["jobs"]] == [
+        "gather_apples", "prepare_apple_cider", "prepare_apple_filling", "prepare_apple_pie", "prepare_vinegar"]
+    filling = client.get_job(KITCHEN, "prepare_apple_filling")
+    assert filling["inputs"] == [{"namespace": "cupboard", "name": "sugar"},
+                                 {"namespace": KITCHEN, "name": "apples"},
+                                 {"namespace": KITCHEN, "name": "cinnamon"}]
+    assert filling["outputs"] == [{"namespace": KITCHEN, "name": "apple.filling"}]
+    runs = client.list_job_runs(KITCHEN, "gather_apples")
+    assert [(r["id"][:8], r["state"]) for r in runs["runs"]] == [("155dbf08", "COMPLETED"), ("fc57cd10", "COMPLETED")]
+    assert runs["runs"][0]["endedAt"] == "2020-10-15T03:00:00Z" and runs["runs"][0]["startedAt"] is None
+    assert runs["runs"][0]["inputVersions"][0]["name"] == "crab.apples"
+    assert [r["id"] for r in client.list_job_runs(KITCHEN, "gather_apples", limit=1, offset=1)["runs"]] == [
+        runs["runs"][1]["id"]]
+    spark_runs = client.list_job_runs("testColumnLevelLineage", "pyspark_cll_test")["runs"]
+    assert [(r["id"], r["state"], r["durationMs"]) for r in spark_runs] == [(SPARK_RUN_ID, "COMPLETED", 60000)]
+    run = client.get_job_run(SPARK_RUN_ID)
+    assert run["startedAt"] == "2026-01-05T12:00:00Z" and run["endedAt"] == "2026-01-05T12:01:00Z"
+    with pytest.raises(APIError) as missing:
+        client.get_job_run("00000000-0000-4000-8000-000000000000")
+    assert status_of(missing)[0] == 404
+
+
+def test_lineage_graph_of_the_apples(base_url):
+    body = httpx.get(f"{base_url}/api/v1/lineage",
+                     params={"nodeId": f"dataset:{KITCHEN}:apple.pie", "depth": 20}).json()
+    nodes = {n["id"]: n for n in body["graph"]}
+    assert set(nodes) == {
+        "dataset:backyard:crab.apples", "dataset:cupboard:apple.vinegar", "dataset:cupboard:sugar",
+        "dataset:grandmas.kitchen:apple.cider", "dataset:grandmas.kitchen:apple.filling",
+        "dataset:grandmas.kitchen:apple.pie", "dataset:grandmas.kitchen:apples",
+        "dataset:grandmas.kitchen:cinnamon", "dataset:laurents-orchard:red.delicious",
+        "job:grandmas.kitchen:gather_apples", "job:grandmas.kitchen:prepare_apple_cider",
+        "job:grandmas.kitchen:prepare_apple_filling", "job:grandmas.kitchen:prepare_apple_pie",
+        "job:grandmas.kitchen:prepare_vinegar",
+    }
+    pie = nodes["job:grandmas.kitchen:prepare_apple_pie"]
+    assert pie["type"] == "JOB" and pie["data"]["name"] == "prepare_apple_pie"
+    assert pie["inEdges"] == [{"origin": "dataset:grandmas.kitchen:apple.filling",
+                               "destination": "job:grandmas.kitchen:prepare_apple_pie"}]
+    assert pie["outEdges"] == [{"origin": "job:grandmas.kitchen:prepare_apple_pie",
+                                "destination": "dataset:grandmas.kitchen:apple.pie"}]
+    assert [e["origin"] for e in nodes["dataset:grandmas.kitchen:apples"]["inEdges"]] == [
+        "job:grandmas.kitchen:gather_apples"]
+    near = httpx.get(f"{base_url}/api/v1/lineage", params={"nodeId": f"dataset:{KITCHEN}:apple.pie", "depth": 1})
+    assert {n["id"] for n in near.json()["graph"]} == {
+        "dataset:grandmas.kitchen:apple.filling", "dataset:grandmas.kitchen:apple.pie",
+        "job:grandmas.kitchen:prepare_apple_pie"}
+    missing = httpx.get(f"{base_url}/api/v1/lineage", params={"nodeId": "dataset:nowhere:nothing"})
+    assert missing.status_code == 404 and missing.json()["code"] == 404
+
+
+def test_column_lineage_endpoint(client):
+    body = client.get_column_lineage_by_dataset_field(FOOD, "public.delivery_7_days", "order_id", depth=1)
+    nodes = {n["id"]: n for n in body["graph"]}
+    assert set(nodes) == {f"datasetField:{FOOD}:public.delivery_7_days:order_id",
+                          f"datasetField:{FOOD}:public.orders_7_days:order_id",
+                          f"datasetField:{FOOD}:public.order_status:order_id"}
+    start = nodes[f"datasetField:{FOOD}:public.delivery_7_days:order_id"]
+    assert start["type"] == "DATASET_FIELD" and start["data"]["fieldType"] == "INTEGER"
+    assert sorted(f["dataset"] for f in start["data"]["inputFields"]) == ["public.order_status", "public.orders_7_days"]
+    deeper = client.get_column_lineage_by_dataset_field(FOOD, "public.delivery_7_days", "order_id", depth=2)
+    assert f"datasetField:{FOOD}:public.orders:id" in {n["id"] for n in deeper["graph"]}
+    down = client.get_column_lineage_by_dataset_field(FOOD, "public.orders", "id", depth=2, with_downstream=True)
+    assert f"datasetField:{FOOD}:public.delivery_7_days:order_id" in {n["id"] for n in down["graph"]}
+    spark_table = client.get_column_lineage_by_dataset("file", "/tmp/cll_test/tbl1", depth=1)
+    agg = next(n for n in spark_table["graph"] if n["id"] == "datasetField:file:/tmp/cll_test/tbl1:agg")
+    sources = {(f["dataset"], f["field"]): f for f in agg["data"]["inputFields"]}
+    assert sources[("/tmp/cll_test/cll_source2", "c")]["transformations"][0]["subtype"] == "AGGREGATION"
+
+
+def test_events_and_search(client, base_url):
+    events = client.list_events(limit=5)
+    assert events["totalCount"] == 37 and len(events["events"]) == 5
+    assert events["events"][0]["eventTime"] >= events["events"][-1]["eventTime"]
+    kitchen = client.list_events(namespace=KITCHEN, limit=100)
+    assert kitchen["totalCount"] == 8
+    assert {e["job"]["name"] for e in kitchen["events"]} >= {"gather_apples", "prepare_apple_pie"}
+    found = httpx.get(f"{base_url}/api/v1/search", params={"q": "apple", "filter": "JOB"}).json()
+    assert [r["nodeId"] for r in found["results"]] == [
+        "job:grandmas.kitchen:gather_apples", "job:grandmas.kitchen:prepare_apple_cider",
+        "job:grandmas.kitchen:prepare_apple_filling", "job:grandmas.kitchen:prepare_apple_pie"]
+    any_kind = httpx.get(f"{base_url}/api/v1/search", params={"q": "apple%pie"}).json()
+    assert {r["nodeId"] for r in any_kind["results"]} == {
+        "dataset:grandmas.kitchen:apple.pie", "job:grandmas.kitchen:prepare_apple_pie"}
+
+
+def test_lineage_show_text(api, warehouse, monkeypatch, capsys):
+    text = render_text(api.graph, f"dataset:{KITCHEN}:apple.pie", 1, "upstream")
+    assert text.splitlines() == [
+        "dataset:grandmas.kitchen:apple.pie",
+        "upstream:",
+        "  <- job:grandmas.kitchen:prepare_apple_pie",
+        "     <- dataset:grandmas.kitchen:apple.filling",
+    ]
+    import python_jobs.marquez_api.api as api_module
+    from python_jobs.cli import main
+
+    # The command's own snapshot load is what the `api` fixture already did on this warehouse.
+    monkeypatch.setenv("LINEAGE_SCHEMA_PREFIX", warehouse.schema_prefix)
+    monkeypatch.setattr(api_module, "MarquezReadApi", lambda spark, settings: api)
+    assert main(["lineage", "show", KITCHEN, "apples", "--downstream", "--depth", "2"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[:2] == ["dataset:grandmas.kitchen:apples", "downstream:"]
+    assert "  -> job:grandmas.kitchen:prepare_apple_cider" in printed
+    assert "           -> dataset:cupboard:apple.vinegar" in printed
+
+
+def test_page_route_answers(base_url):
+    response = httpx.get(base_url + "/")
+    try:
+        import python_jobs.lineage_page.render  # noqa: F401
+    except ImportError:
+        assert response.status_code == 501 and response.json()["code"] == 501
+    else:
+        assert response.status_code == 200 and "apple.pie" in response.text
