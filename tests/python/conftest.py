@@ -70,10 +70,10 @@ def isolated_settings(request, settings, spark):
 
 @pytest.fixture(scope="session")
 def sample_warehouse(settings, spark):
-    """The main job (samples, dbt build, docs) run once on the default prefix; shared read-only."""
+    """The main job (samples, dbt build, docs, self-lineage) run once on the default prefix; shared read-only."""
     from python_jobs.commands.main import run_pipeline
 
-    run_pipeline(spark, settings, samples=True, docs=True)
+    run_pipeline(spark, settings, samples=True, docs=True, self_lineage=True)
     return settings
 
 
