@@ -6,7 +6,7 @@
   var SVG_NS = "http://www.w3.org/2000/svg";
   var LABEL_CHARS = 30;
   var SUBLABEL_CHARS = 36;
-  var SIZE = { DATASET: { width: 240, height: 48 }, JOB: { width: 220, height: 42 } };
+  var SIZE = { DATASET: { width: 210, height: 46 }, JOB: { width: 210, height: 40 } };
 
   var payload = JSON.parse(document.getElementById("lineage-data").textContent);
   var nodes = Array.isArray(payload.nodes) ? payload.nodes : [];
@@ -88,7 +88,7 @@
 
   function layout() {
     var graph = new dagre.graphlib.Graph();
-    graph.setGraph({ rankdir: "LR", nodesep: 20, ranksep: 60, edgesep: 12, marginx: 30, marginy: 30 });
+    graph.setGraph({ rankdir: "LR", nodesep: 16, ranksep: 46, edgesep: 12, marginx: 30, marginy: 30 });
     graph.setDefaultEdgeLabel(function () { return {}; });
     nodes.forEach(function (node) {
       var size = SIZE[kindOf(node)];
@@ -176,7 +176,7 @@
     var box = canvas.getBoundingClientRect();
     var width = box.width - (panel.hidden ? 0 : panel.offsetWidth);
     if (!bounds.width || !bounds.height || !width) return;
-    view.scale = Math.max(0.2, Math.min(1.1, width / bounds.width, box.height / bounds.height));
+    view.scale = Math.max(0.05, Math.min(1.1, width / bounds.width, box.height / bounds.height));
     view.x = (width - bounds.width * view.scale) / 2;
     view.y = Math.max(0, (box.height - bounds.height * view.scale) / 2);
     applyView();

@@ -19,6 +19,7 @@ from python_jobs.lineage_page.render import embed_json, render_lineage_page
 from python_jobs.settings import PROJECT_DIR
 
 SCREENSHOT = PROJECT_DIR / "target" / "lineage_page.png"
+WINDOW = (1600, 1000)
 KITCHEN = "grandmas.kitchen"
 PIE = f"dataset:{KITCHEN}:apple.pie"
 BAKER = f"job:{KITCHEN}:prepare_apple_pie"
@@ -166,7 +167,7 @@ PANEL_JS = """(() => { const panel = document.getElementById('panel'); return {
 def _center_of(browser: DevTools, selector_js: str) -> tuple[float, float]:
     box = browser.evaluate(f"(() => {{ const r = ({selector_js}).getBoundingClientRect(); "
                            "return [r.left + r.width / 2, r.top + r.height / 2, r.right]; })()")
-    assert 0 < box[0] < 1400 and 0 < box[1] < 900, f"not on screen: {box}"
+    assert 0 < box[0] < WINDOW[0] and 0 < box[1] < WINDOW[1], f"not on screen: {box}"
     return box[0], box[1]
 
 
@@ -189,7 +190,7 @@ def test_apples_lineage_page_in_chromium(spark, isolated_settings, shared_corpus
     page.parent.mkdir(parents=True, exist_ok=True)
     page.write_text(render_lineage_page(graph, details, "Grandma's kitchen"), encoding="utf-8")
 
-    with DevTools(tmp_path / "chromium-profile") as browser:
+    with DevTools(tmp_path / "chromium-profile", *WINDOW) as browser:
         browser.open(page.as_uri(), "document.body.dataset.ready === 'true'")
         assert browser.evaluate("document.body.dataset.error || null") is None
         assert browser.evaluate("window.pwned === undefined")
