@@ -382,6 +382,11 @@
     panel.hidden = false;
   }
 
+  /* Some browsers refuse history changes on file:// pages; the link is a convenience only. */
+  function rememberInUrl(url) {
+    try { history.replaceState(null, "", url); } catch (ignored) { /* keep the current URL */ }
+  }
+
   function select(id) {
     selectedId = id && byId.has(id) ? id : null;
     highlight(selectedId);
@@ -389,11 +394,11 @@
       var wasHidden = panel.hidden;
       showPanel(byId.get(selectedId));
       if (wasHidden && hiddenByPanel(selectedId)) centerOn(selectedId);
-      history.replaceState(null, "", "#node=" + encodeURIComponent(selectedId));
+      rememberInUrl("#node=" + encodeURIComponent(selectedId));
     } else {
       panel.hidden = true;
       panel.removeAttribute("data-node-id");
-      history.replaceState(null, "", location.pathname + location.search);
+      rememberInUrl(location.pathname + location.search);
     }
   }
 
