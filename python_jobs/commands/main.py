@@ -2,7 +2,8 @@
 
 Generate the realistic sample (``python_jobs.generate``) into ``LINEAGE_HOME/sample``, ingest it (lineage
 events, the CRM exports in order, the registry, then its events), ``dbt build``, ``dbt docs generate
---static``, and end with a summary of what the warehouse now holds.
+--static``, write the lineage page, and end with a summary of what the warehouse now holds. With
+``--self-lineage`` the build's own OpenLineage events are emitted too, and loaded like any producer's.
 """
 
 from __future__ import annotations
@@ -20,6 +21,12 @@ from pyspark.sql import SparkSession
 
 from python_jobs.dbt import run_dbt
 from python_jobs.generate.sample import DEFAULT_SIZE, SampleManifest, SampleSpec, generate_sample
+from python_jobs.lineage.self_lineage import (
+    artifacts_dir,
+    emit_self_lineage,
+    keep_artifacts,
+    self_lineage_requested,
+)
 from python_jobs.progress import Reporter
 from python_jobs.settings import LAYERS, SAMPLES_DIR, Settings, load_settings
 from python_jobs.spark import ensure_schemas, get_spark
@@ -54,6 +61,18 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
         "--skip-samples", action="store_true", help="do not generate or ingest the sample: build what is ingested"
     )
     main_parser.add_argument("--skip-docs", action="store_true", help="do not generate the dbt docs")
+    main_parser.add_argument(
+        "--self-lineage",
+        action="store_true",
+        help="emit OpenLineage events for this dbt build (one job per model) and load them; "
+        "also on with LINEAGE_SELF_LINEAGE=1",
+    )
+    main_parser.add_argument(
+        "--collector-url",
+        default=None,
+        help="send the self-lineage events to this OpenLineage collector (default: $OPENLINEAGE_URL; "
+        "without one they land in the landing folder and are ingested and built here)",
+    )
     main_parser.set_defaults(handler=run_main)
 
     dbt_parser = groups[""].add_parser(
@@ -147,6 +166,8 @@ def run_pipeline(
     extra_lineage: Sequence[Path] = (),
     reporter: Reporter | None = None,
     sample_root: Path | None = None,
+    self_lineage: bool = False,
+    collector_url: str | None = None,
 ) -> MainRun:
     """The main job in ``spark``. ``sample_root`` (default ``LINEAGE_HOME/sample``) is where the sample is
     written; file paths are recorded with the rows, so two warehouses compare equal only from one place."""
@@ -165,14 +186,53 @@ def run_pipeline(
     # Set with --skip-samples too: a sample ingested by an earlier run keeps being built.
     dbt_vars = SAMPLE_DBT_VARS
     results = dbt_step(settings, reporter, "dbt build", ["build"], dbt_vars)
+    if self_lineage:
+        # `docs generate` rewrites run_results.json: keep the build's, and add the catalog (column types) below.
+        keep_artifacts(target_dir(settings), artifacts_dir(settings))
     docs_page = None
     if docs:
         dbt_step(settings, reporter, "dbt docs generate --static", ["docs", "generate", "--static"], dbt_vars)
         docs_page = target_dir(settings) / "static_index.html"
+        if self_lineage:
+            keep_artifacts(target_dir(settings), artifacts_dir(settings), ("catalog.json",))
+    if self_lineage:
+        ingest_lines += load_self_lineage(spark, settings, reporter, collector_url, dbt_vars)
+    page = write_whole_lineage_page(spark, settings, reporter)
     with reporter.step("read the summary", "tables") as step:
-        summary = collect_summary(spark, settings, docs_page, lineage_page(settings), tuple(ingest_lines), results)
+        summary = collect_summary(spark, settings, docs_page, page, tuple(ingest_lines), results)
         step.finish(len(summary.table_rows))
     return MainRun(manifest, summary, time.monotonic() - started)
+
+
+def load_self_lineage(
+    spark: SparkSession, settings: Settings, reporter: Reporter, collector_url: str | None,
+    dbt_vars: dict[str, Any],
+) -> list[str]:
+    """Emits the kept build's events. Events that landed here (no collector) are ingested like any
+    producer's sealed landing file, and built."""
+    from python_jobs.serve.build_loop import ingest_sealed
+    from python_jobs.serve.landing import LandingLayout, default_landing_root
+
+    with reporter.step("self-lineage: emit this build's OpenLineage events", "events") as step:
+        emitted = emit_self_lineage(settings, artifacts_dir(settings), collector_url)
+        step.finish(emitted.events, f"dbt run {emitted.invocation_id} to {emitted.destination}")
+    if emitted.landed_file is None:
+        return [f"self-lineage: {emitted.events} events sent to {emitted.destination}"]
+    landed = ingest_sealed(spark, settings, LandingLayout(default_landing_root(settings.lineage_home)))
+    dbt_step(settings, reporter, "dbt build (self-lineage)", ["build"], dbt_vars)
+    return [f"self-lineage: {landed.report.summary()}" if landed.report else "self-lineage: nothing landed"]
+
+
+def write_whole_lineage_page(spark: SparkSession, settings: Settings, reporter: Reporter) -> Path:
+    """The lineage page of every job and dataset the warehouse holds, beside dbt's docs."""
+    from python_jobs.lineage_page.render import write_lineage_page
+    from python_jobs.marquez_api.api import MarquezReadApi, lineage_page_inputs
+
+    with reporter.step("write the lineage page", "nodes") as step:
+        graph, details = lineage_page_inputs(MarquezReadApi(spark, settings), None, 20)
+        path = write_lineage_page(lineage_page(settings), graph, details, "Lineage")
+        step.finish(len(graph["graph"]), str(path))
+    return path
 
 
 def run_main(args: argparse.Namespace) -> int:
@@ -185,6 +245,8 @@ def run_main(args: argparse.Namespace) -> int:
     run = run_pipeline(
         spark, settings, samples=not args.skip_samples, docs=not args.skip_docs,
         spec=SampleSpec(size=args.size, seed=args.seed), reporter=reporter,
+        self_lineage=self_lineage_requested(args.self_lineage),
+        collector_url=args.collector_url or os.environ.get("OPENLINEAGE_URL") or None,
     )
     reporter.line("")
     for line in run.summary.ingest_lines:
@@ -200,4 +262,7 @@ def run_dbt_passthrough(args: argparse.Namespace) -> int:
     get_spark(settings)
     dbt_args = [a for a in args.dbt_args if a != "--"]
     outcome = run_dbt(settings, dbt_args, check=False)
+    if self_lineage_requested(False) and dbt_args[:1] in (["build"], ["run"]):
+        emitted = emit_self_lineage(settings, target_dir(settings), os.environ.get("OPENLINEAGE_URL") or None)
+        print(f"self-lineage: {emitted.events} events of dbt run {emitted.invocation_id} to {emitted.destination}")
     return 0 if outcome.success else 1

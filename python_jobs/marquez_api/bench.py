@@ -17,9 +17,9 @@ import httpx
 from pyspark.sql import SparkSession
 
 from python_jobs.dbt import run_dbt
+from python_jobs.generate.lineage import SyntheticSpec, write_events
 from python_jobs.ingest.lineage import ingest_lineage
 from python_jobs.lineage.bench import Figures, fresh, load_average
-from python_jobs.lineage.synthetic import SyntheticSpec, write_events
 from python_jobs.marquez_api.api import MarquezReadApi
 from python_jobs.marquez_api.routes import read_routes
 from python_jobs.marquez_api.server import serve_in_thread

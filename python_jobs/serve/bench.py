@@ -23,7 +23,7 @@ import threading
 import time
 from pathlib import Path
 
-from python_jobs.lineage.synthetic import SyntheticSpec, events
+from python_jobs.generate.lineage import SyntheticSpec, events
 from python_jobs.serve.process import free_port, start_collector, stop_collector
 from python_jobs.settings import PROJECT_DIR, Settings
 

@@ -73,12 +73,13 @@ def isolated_settings(request, settings, spark):
 
 @pytest.fixture(scope="session")
 def main_run(settings, spark):
-    """The main job (generated sample, dbt build, docs, summary) run once on the default prefix, with the
-    hand-written lineage samples the model tests assert on; shared read-only."""
+    """The main job (generated sample, dbt build, docs, self-lineage, summary) run once on the default
+    prefix, with the hand-written lineage samples the model tests assert on; shared read-only."""
     from python_jobs.commands.main import HAND_WRITTEN_LINEAGE, run_pipeline
 
     return run_pipeline(
-        spark, settings, samples=True, docs=True, extra_lineage=HAND_WRITTEN_LINEAGE, sample_root=MAIN_SAMPLE_ROOT
+        spark, settings, samples=True, docs=True, extra_lineage=HAND_WRITTEN_LINEAGE, sample_root=MAIN_SAMPLE_ROOT,
+        self_lineage=True,
     )
 
 

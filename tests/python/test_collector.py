@@ -21,8 +21,8 @@ from openlineage.client.serde import Serde
 from openlineage.client.transport.http import HttpConfig, HttpTransport
 from pyspark.sql import functions as F
 
+from python_jobs.generate.lineage import SyntheticSpec, events
 from python_jobs.lineage.event_validation import first_problem
-from python_jobs.lineage.synthetic import SyntheticSpec, events
 from python_jobs.serve.build_loop import ingest_sealed
 from python_jobs.serve.landing import LandingLayout
 from python_jobs.serve.process import free_port, health, start_collector, stop_collector

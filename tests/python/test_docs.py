@@ -3,40 +3,18 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
-
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--hide-scrollbars",
-]
-
-
-def _chromium() -> str:
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        path = shutil.which(name)
-        if path:
-            return path
-    pytest.fail(
-        "no Chromium on PATH: bin/test installs Debian's `chromium`; install it to run the docs check"
-    )
+from browser import CHROMIUM_FLAGS, chromium_binary  # tests/python is on sys.path
 
 
 def _render(
     static_page: Path, profile_dir: Path, fragment: str, extra: list[str]
 ) -> subprocess.CompletedProcess:
     command = [
-        _chromium(),
+        chromium_binary(),
         *CHROMIUM_FLAGS,
         f"--user-data-dir={profile_dir}",
         "--virtual-time-budget=15000",

@@ -1,0 +1,1 @@
+"""A self-contained HTML page that draws a lineage graph; see render.py."""
