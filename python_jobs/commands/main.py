@@ -7,6 +7,7 @@ Ingest the bundled samples (every command module that defines ``load_samples``),
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import pkgutil
@@ -18,6 +19,8 @@ from pyspark.sql import SparkSession
 
 from python_jobs import commands
 from python_jobs.dbt import run_dbt
+from python_jobs.ops.cli_lock import add_wait_option, dbt_writer_command, mark_writer
+from python_jobs.ops.lock import writer_lock
 from python_jobs.settings import LAYERS, Settings, load_settings
 from python_jobs.spark import ensure_schemas, get_spark
 
@@ -29,10 +32,12 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     main_parser.add_argument("--skip-samples", action="store_true", help="do not ingest the bundled samples")
     main_parser.add_argument("--skip-docs", action="store_true", help="do not generate the dbt docs")
     main_parser.set_defaults(handler=run_main)
+    mark_writer(main_parser, "main")
 
     dbt_parser = groups[""].add_parser(
         "dbt", help="run a dbt command in this process, e.g. `python -m python_jobs dbt build`"
     )
+    add_wait_option(dbt_parser)
     dbt_parser.add_argument("dbt_args", nargs=argparse.REMAINDER)
     dbt_parser.set_defaults(handler=run_dbt_passthrough)
 
@@ -74,7 +79,9 @@ def run_main(args: argparse.Namespace) -> int:
 
 def run_dbt_passthrough(args: argparse.Namespace) -> int:
     settings = load_settings()
-    get_spark(settings)
     dbt_args = [a for a in args.dbt_args if a != "--"]
-    outcome = run_dbt(settings, dbt_args, check=False)
+    command = dbt_writer_command(dbt_args)
+    with writer_lock(settings, command, args.wait) if command else contextlib.nullcontext():
+        get_spark(settings)
+        outcome = run_dbt(settings, dbt_args, check=False)
     return 0 if outcome.success else 1

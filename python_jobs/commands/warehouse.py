@@ -15,6 +15,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from python_jobs.compaction import DEFAULT_MIN_FILES, compact_warehouse
+from python_jobs.ops.cli_lock import mark_writer
 from python_jobs.settings import LAYERS, Settings, load_settings
 from python_jobs.spark import get_spark
 
@@ -34,6 +35,7 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
                          help=f"rewrite a table once it holds this many files (default {DEFAULT_MIN_FILES})")
     compact.add_argument("--dry-run", action="store_true", help="only list the tables that would be rewritten")
     compact.set_defaults(handler=run_compact)
+    mark_writer(compact, "warehouse compact")
 
 
 def table_fingerprint(spark: SparkSession, table: str) -> dict[str, object]:
