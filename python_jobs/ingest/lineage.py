@@ -41,6 +41,8 @@ JSON string), and from the variant parse elsewhere, so ids do not depend on whic
 
 from __future__ import annotations
 
+import hashlib
+import json
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -426,6 +428,32 @@ def _batch_id(files: Sequence[InputFile], base_seq: int) -> str:
     return name_uuid(f"ingest_batch:lineage:{base_seq}:{listing}")
 
 
+# Written before a batch changes anything, deleted when it is complete. A crash in between leaves part of
+# the batch stored; ingesting the same files again must number the rest as the uninterrupted run would, so
+# it reuses the recorded base instead of the table's new maximum ``ingest_seq`` (which the stored part
+# raised). Any other ingest overwrites the record, so it never outlives the next batch.
+INTENT_FILE = "_ingest_intent.json"  # not STAGING_PREFIX: the staging clean-up must not delete it
+
+
+def _input_signature(files: Sequence[InputFile]) -> str:
+    listing = "|".join(f"{f.path}:{f.size}:{f.modified_ns}" for f in files)
+    return hashlib.sha256(listing.encode("utf-8")).hexdigest()
+
+
+def _resumable_base_seq(intent_text: str | None, signature: str) -> int | None:
+    """The base ``ingest_seq`` of an interrupted ingest of the same files, else None."""
+    if not intent_text:
+        return None
+    try:
+        intent = json.loads(intent_text)
+    except ValueError:
+        return None
+    if not isinstance(intent, dict) or intent.get("inputs") != signature:
+        return None
+    base = intent.get("base_seq")
+    return base if isinstance(base, int) else None
+
+
 # The staged files become the raw table's files. LZ4 (raw) wrote the wide rows about twice as fast as
 # snappy when it was measured for staging; every Parquet reader of Spark 3.4+ reads it.
 RAW_COMPRESSION = "lz4_raw"
@@ -536,10 +564,22 @@ def ingest_lineage(
     rejected_table = settings.table(*REJECTED_TABLE)
     hadoop = HadoopFiles(spark)
     table_files = _table_files(spark, hadoop, raw_table)
-    base_seq = max_ingest_seq(spark, raw_table, partitioned_files=table_files is not None)
+    intent_file = (
+        f"{table_files.location.rstrip('/')}/{INTENT_FILE}" if table_files
+        else str(settings.lineage_home / "ingest" / "lineage-intent.json")
+    )
+    signature = _input_signature(files)
+    resumed = _resumable_base_seq(hadoop.read_text(intent_file), signature)
+    base_seq = resumed if resumed is not None else max_ingest_seq(
+        spark, raw_table, partitioned_files=table_files is not None
+    )
     batch_id = _batch_id(files, base_seq)
     if not files:
         return IngestReport(0, skipped, 0, 0, 0, 0, batch_id, time.monotonic() - started)
+    if resumed is not None:
+        print(f"resuming the interrupted ingest of these files (batch {batch_id}): "
+              "events it stored count as duplicates", flush=True)
+    hadoop.write_text(intent_file, json.dumps({"inputs": signature, "base_seq": base_seq, "batch_id": batch_id}))
 
     batch_dir = (
         table_files.staging(batch_id) if table_files
@@ -567,6 +607,7 @@ def ingest_lineage(
             _append_accepted(spark, decision, raw_table, table_files, hadoop)
     finally:
         hadoop.delete(batch_dir)
+    hadoop.delete(intent_file)
     return IngestReport(
         files=len(files),
         skipped_files=skipped,

@@ -93,34 +93,43 @@ class PointResult:
 # ----------------------------------------------------------------------------------------------- inputs
 
 
-def write_batch(path: Path, events: int, seed: int) -> dict[str, int]:
-    """Synthetic events, a tenth of them twice (duplicates), and bad lines among them. Returns line counts."""
+def batch_files(events: int, seed: int) -> dict[str, str]:
+    """A batch of four files: two clean ones (a clean staged file is moved into the table whole), one with
+    a bad line, and one of duplicates (of events in the other files) and bad lines (rewritten without them)."""
     from python_jobs.lineage.synthetic import SyntheticSpec
     from python_jobs.lineage.synthetic import events as synthetic_events
 
     spec = SyntheticSpec(events=events, jobs=max(2, events // 8), seed=seed, base_columns=6)
     lines = [json.dumps(event, sort_keys=True) for event in synthetic_events(spec)]
-    duplicates = lines[::10]
-    bad = [
-        '{"eventType": "START", "eventTime": "2026-01-01T00:00:00Z"',  # truncated JSON
-        '{"eventType": "COMPLETE", "producer": "p"}',  # required fields missing
-        "not json at all",
+    third = -(-len(lines) // 3)
+    truncated = '{"eventType": "START", "eventTime": "2026-01-01T00:00:00Z"'
+    missing_fields = '{"eventType": "COMPLETE", "producer": "p"}'
+    parts = [
+        lines[:third],
+        lines[third:2 * third],
+        [*lines[2 * third:], "not json at all"],
+        [truncated, *lines[::10], missing_fields],
     ]
-    body: list[str] = []
-    for index, line in enumerate(lines):
-        body.append(line)
-        if index % max(1, len(lines) // len(bad)) == 0 and bad:
-            body.append(bad.pop())
-    body.extend(bad)
-    body.extend(duplicates)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(body) + "\n")
-    return {"events": len(lines), "duplicates": len(duplicates), "bad": 3}
+    return {f"part-{index}.ndjson": "\n".join(part) + "\n" for index, part in enumerate(parts)}
 
 
-def source_digest(size: str, seed: int) -> str:
-    """What the prepared states depend on: the code, models, samples, and the batch size and seed."""
-    digest = hashlib.sha256(f"{size}:{seed}".encode())
+def write_batch(folder: Path, events: int, seed: int) -> None:
+    """Writes the batch unless it is there already: the files' times are part of the ingest batch id."""
+    wanted = batch_files(events, seed)
+    existing = {p.name: p.read_text() for p in folder.glob("*")} if folder.exists() else {}
+    if existing != wanted:
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+        for name, text in wanted.items():
+            (folder / name).write_text(text)
+
+
+def source_digest(batches: Path) -> str:
+    """What the prepared states depend on: the code, models, samples and the input batches."""
+    digest = hashlib.sha256()
+    for path in sorted(batches.rglob("*")):
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes() if path.is_file() else b"")
     suite_code = PROJECT_DIR / "python_jobs" / "ops"  # the suite's own code does not shape the warehouse
     for folder in ("python_jobs", "models", "macros", "seeds", "adapter", "samples"):
         for path in sorted((PROJECT_DIR / folder).rglob("*")):
@@ -322,13 +331,13 @@ def run_suite(
 ) -> list[PointResult]:
     work = Workspace(work_dir.resolve())
     batches = work.root / "batches"
-    write_batch(batches / "batch-one.ndjson", SIZES[size], seed)
-    write_batch(batches / "batch-two.ndjson", SIZES[size], seed + 1)
-    all_steps = default_steps(batches / "batch-one.ndjson", batches / "batch-two.ndjson")
+    write_batch(batches / "batch-one", SIZES[size], seed)
+    write_batch(batches / "batch-two", SIZES[size], seed + 1)
+    all_steps = default_steps(batches / "batch-one", batches / "batch-two")
     wanted = set(scenarios) | {p.scenario for p in replay}
     last_needed = max(i for i, s in enumerate(all_steps) if s.scenario in wanted)
     steps = all_steps[: last_needed + 1]  # the chain up to the last scenario asked for
-    counts = prepare(work, steps, source_digest(size, seed) + f":{len(steps)}", log)
+    counts = prepare(work, steps, source_digest(batches) + f":{len(steps)}", log)
     by_scenario = {s.scenario: s for s in steps if s.scenario}
     planned = list(replay) or plan_points([s for s in SCENARIOS if s in wanted], counts, points, seed)
     results = []
