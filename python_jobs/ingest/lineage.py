@@ -23,9 +23,11 @@ One run parses the input once and writes the wide rows once:
    rows through Spark instead.
 
 A crash leaves either nothing or a part of the batch's files in the raw table; ingesting the same
-files again stores the rest (the stored events count as duplicates). The next run deletes staging
-folders that a crashed run left (two ingest runs into one table never overlap: each numbers its
-events from the table's maximum ``ingest_seq``).
+files again stores the rest (the stored events count as duplicates), numbered as the uninterrupted run
+would have numbered them: the batch's base ``ingest_seq`` is recorded (``INTENT_FILE``) before anything
+is written and reused by a re-run of the same files (found by ``python -m python_jobs faults``).
+The next run deletes staging folders that a crashed run left (two ingest runs into one table never
+overlap: each numbers its events from the table's maximum ``ingest_seq``).
 
 ``ingest_seq`` is ``previous maximum + position of the record in this batch``, positions counted
 over the sorted file list, so it increases across runs and is the same when the same files are
