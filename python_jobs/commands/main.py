@@ -19,7 +19,7 @@ from pyspark.sql import SparkSession
 
 from python_jobs import commands
 from python_jobs.dbt import run_dbt
-from python_jobs.ops.cli_lock import add_wait_option, dbt_writer_command, mark_writer
+from python_jobs.ops.cli_lock import add_wait_option, dbt_writer_command, mark_writer, split_wait_option
 from python_jobs.ops.lock import writer_lock
 from python_jobs.settings import LAYERS, Settings, load_settings
 from python_jobs.spark import ensure_schemas, get_spark
@@ -79,9 +79,9 @@ def run_main(args: argparse.Namespace) -> int:
 
 def run_dbt_passthrough(args: argparse.Namespace) -> int:
     settings = load_settings()
-    dbt_args = [a for a in args.dbt_args if a != "--"]
+    dbt_args, wait = split_wait_option([a for a in args.dbt_args if a != "--"], args.wait)
     command = dbt_writer_command(dbt_args)
-    with writer_lock(settings, command, args.wait) if command else contextlib.nullcontext():
+    with writer_lock(settings, command, wait) if command else contextlib.nullcontext():
         get_spark(settings)
         outcome = run_dbt(settings, dbt_args, check=False)
     return 0 if outcome.success else 1

@@ -32,6 +32,20 @@ def dbt_writer_command(dbt_args: Sequence[str]) -> str | None:
     return f"dbt {verb}" if verb in DBT_WRITING_COMMANDS else None
 
 
+def split_wait_option(dbt_args: Sequence[str], wait: float | None) -> tuple[list[str], float | None]:
+    """``dbt build --wait 60`` works like ``dbt --wait 60 build``: dbt has no ``--wait`` of its own."""
+    rest: list[str] = []
+    items = iter(dbt_args)
+    for arg in items:
+        if arg == "--wait":
+            wait = float(next(items, "0"))
+        elif arg.startswith("--wait="):
+            wait = float(arg.split("=", 1)[1])
+        else:
+            rest.append(arg)
+    return rest, wait
+
+
 def run_handler(args: argparse.Namespace) -> int:
     command = getattr(args, "writer_command", None)
     if not command:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from python_jobs.ops.cli_lock import dbt_writer_command
+from python_jobs.ops.cli_lock import dbt_writer_command, split_wait_option
 from python_jobs.ops.lock import (
     LocalFileLock,
     LockHolder,
@@ -130,6 +130,9 @@ def test_dbt_commands_that_need_the_lock() -> None:
     assert dbt_writer_command(["--quiet", "run"]) == "dbt run"
     for reader in (["docs", "generate"], ["compile"], ["ls"], ["show"], ["test"], []):
         assert dbt_writer_command(reader) is None
+    assert split_wait_option(["build", "--wait", "60", "-s", "x"], None) == (["build", "-s", "x"], 60.0)
+    assert split_wait_option(["build", "--wait=5"], None) == (["build"], 5.0)
+    assert split_wait_option(["run"], 3.0) == (["run"], 3.0)
 
 
 def test_cluster_lock_heartbeat_and_stale_takeover(tmp_path: Path, capfd) -> None:
