@@ -102,10 +102,24 @@ def ensure_lineage_tables(spark: SparkSession, settings: Settings, file_format: 
     raw_table = settings.table(*RAW_TABLE)
     partition_raw_table(spark, raw_table, file_format)
     if not spark.catalog.tableExists(raw_table):
+        remove_orphan_table_folder(spark, raw_table)
         _create_raw_table(spark, raw_table, file_format)
     rejected_table = settings.table(*REJECTED_TABLE)
     if not spark.catalog.tableExists(rejected_table):
+        remove_orphan_table_folder(spark, rejected_table)
         spark.createDataFrame([], REJECTED_SCHEMA).write.format(file_format).saveAsTable(rejected_table)
+
+
+def remove_orphan_table_folder(spark: SparkSession, table: str) -> None:
+    """Deletes the default folder of a managed table that the metastore does not know.
+
+    ``saveAsTable`` writes the folder before it registers the table, so a process killed in between leaves a
+    folder that no table owns, and every later create fails with LOCATION_ALREADY_EXISTS (found by the
+    fault suite). The caller holds the writer lock and has checked that the table does not exist, so no
+    table and no other writer uses that folder."""
+    database, name = table.split(".", 1)
+    database_uri = spark.catalog.getDatabase(database).locationUri.rstrip("/")
+    HadoopFiles(spark).delete(f"{database_uri}/{name.lower()}")
 
 
 def _create_raw_table(spark: SparkSession, table: str, file_format: str) -> None:

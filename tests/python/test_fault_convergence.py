@@ -111,3 +111,16 @@ def test_ingest_intent_is_removed_after_a_complete_ingest(spark, isolated_settin
     location = spark.sql(f"describe formatted {isolated_settings.table(*RAW_TABLE)}").where(
         "col_name = 'Location'").first()["data_type"]
     assert HadoopFiles(spark).read_text(f"{location}/{ingest_module.INTENT_FILE}") is None
+
+
+def test_ingest_creates_its_tables_over_a_folder_left_by_a_killed_create(spark, isolated_settings, tmp_path) -> None:
+    """A kill inside ``saveAsTable`` of the audit table (fault point ``ingest:5:130``) left its folder without
+    a table; every later ingest failed with LOCATION_ALREADY_EXISTS."""
+    database_uri = spark.catalog.getDatabase(isolated_settings.schema("audit")).locationUri.rstrip("/")
+    leftover = f"{database_uri}/{REJECTED_TABLE[1]}/part-00000-leftover.parquet"
+    spark.createDataFrame([(1,)], "x int").coalesce(1).write.parquet(leftover)
+    batch = tmp_path / "batch"
+    write_batch(batch, 8, seed=3)
+    report = ingest_lineage(spark, isolated_settings, [batch])
+    assert report.reconciles() and report.rejected == 3
+    assert spark.table(isolated_settings.table(*REJECTED_TABLE)).count() == 3
