@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from python_jobs import commands
 from python_jobs.errors import UserFacingError
+from python_jobs.ops.cli_lock import mark_writer, run_handler
 
 GROUPS = {
     "ingest": "load input files into the raw layer",
@@ -39,13 +40,16 @@ def build_parser() -> argparse.ArgumentParser:
     for module_info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
         module = importlib.import_module(f"{commands.__name__}.{module_info.name}")
         module.register(groups)
+    # Every ingest writes the raw and audit layers, whichever module added it.
+    for name, ingest_parser in groups["ingest"].choices.items():
+        mark_writer(ingest_parser, f"ingest {name}")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return int(args.handler(args) or 0)
+        return run_handler(args)
     except KeyboardInterrupt:
         return 130
     except UserFacingError as error:

@@ -9,6 +9,7 @@ from pathlib import Path
 from python_jobs.facets.backfill import run_backfill
 from python_jobs.facets.bench import BenchRuns, format_table, run_bench
 from python_jobs.generate.facets import SyntheticConfig, synthetic_events
+from python_jobs.ops.cli_lock import mark_writer
 from python_jobs.settings import load_settings
 from python_jobs.spark import get_spark
 
@@ -23,6 +24,7 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     backfill.add_argument("--max-chunks", type=int, help="stop after this many chunks (resume later)")
     backfill.add_argument("--skip-tests", action="store_true", help="build the views without the dbt tests")
     backfill.set_defaults(handler=run_backfill_command)
+    mark_writer(backfill, "facets backfill")
 
     bench = groups["bench"].add_parser("facets", help="facet tables vs a naive raw JSON scan")
     add_synthetic_arguments(bench)

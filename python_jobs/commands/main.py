@@ -9,6 +9,7 @@ events, the CRM exports in order, the registry, then its events), ``dbt build``,
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import time
 from collections import Counter
@@ -27,6 +28,8 @@ from python_jobs.lineage.self_lineage import (
     keep_artifacts,
     self_lineage_requested,
 )
+from python_jobs.ops.cli_lock import add_wait_option, dbt_writer_command, mark_writer, split_wait_option
+from python_jobs.ops.lock import writer_lock
 from python_jobs.progress import Reporter
 from python_jobs.settings import LAYERS, SAMPLES_DIR, Settings, load_settings
 from python_jobs.spark import ensure_schemas, get_spark
@@ -74,10 +77,12 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
         "without one they land in the landing folder and are ingested and built here)",
     )
     main_parser.set_defaults(handler=run_main)
+    mark_writer(main_parser, "main")
 
     dbt_parser = groups[""].add_parser(
         "dbt", help="run a dbt command in this process, e.g. `python -m python_jobs dbt build`"
     )
+    add_wait_option(dbt_parser)
     dbt_parser.add_argument("dbt_args", nargs=argparse.REMAINDER)
     dbt_parser.set_defaults(handler=run_dbt_passthrough)
 
@@ -259,10 +264,12 @@ def run_main(args: argparse.Namespace) -> int:
 
 def run_dbt_passthrough(args: argparse.Namespace) -> int:
     settings = load_settings()
-    get_spark(settings)
-    dbt_args = [a for a in args.dbt_args if a != "--"]
-    outcome = run_dbt(settings, dbt_args, check=False)
-    if self_lineage_requested(False) and dbt_args[:1] in (["build"], ["run"]):
-        emitted = emit_self_lineage(settings, target_dir(settings), os.environ.get("OPENLINEAGE_URL") or None)
-        print(f"self-lineage: {emitted.events} events of dbt run {emitted.invocation_id} to {emitted.destination}")
+    dbt_args, wait = split_wait_option([a for a in args.dbt_args if a != "--"], args.wait)
+    command = dbt_writer_command(dbt_args)
+    with writer_lock(settings, command, wait) if command else contextlib.nullcontext():
+        get_spark(settings)
+        outcome = run_dbt(settings, dbt_args, check=False)
+        if outcome.success and self_lineage_requested(False) and dbt_args[:1] in (["build"], ["run"]):
+            emitted = emit_self_lineage(settings, target_dir(settings), os.environ.get("OPENLINEAGE_URL") or None)
+            print(f"self-lineage: {emitted.events} events of dbt run {emitted.invocation_id} to {emitted.destination}")
     return 0 if outcome.success else 1

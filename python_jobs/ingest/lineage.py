@@ -23,9 +23,11 @@ One run parses the input once and writes the wide rows once:
    rows through Spark instead.
 
 A crash leaves either nothing or a part of the batch's files in the raw table; ingesting the same
-files again stores the rest (the stored events count as duplicates). The next run deletes staging
-folders that a crashed run left (two ingest runs into one table never overlap: each numbers its
-events from the table's maximum ``ingest_seq``).
+files again stores the rest (the stored events count as duplicates), numbered as the uninterrupted run
+would have numbered them: the batch's base ``ingest_seq`` is recorded (``INTENT_FILE``) before anything
+is written and reused by a re-run of the same files (found by ``python -m python_jobs faults``).
+The next run deletes staging folders that a crashed run left (two ingest runs into one table never
+overlap: each numbers its events from the table's maximum ``ingest_seq``).
 
 ``ingest_seq`` is ``previous maximum + position of the record in this batch``, positions counted
 over the sorted file list, so it increases across runs and is the same when the same files are
@@ -41,6 +43,8 @@ JSON string), and from the variant parse elsewhere, so ids do not depend on whic
 
 from __future__ import annotations
 
+import hashlib
+import json
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -98,10 +102,24 @@ def ensure_lineage_tables(spark: SparkSession, settings: Settings, file_format: 
     raw_table = settings.table(*RAW_TABLE)
     partition_raw_table(spark, raw_table, file_format)
     if not spark.catalog.tableExists(raw_table):
+        remove_orphan_table_folder(spark, raw_table)
         _create_raw_table(spark, raw_table, file_format)
     rejected_table = settings.table(*REJECTED_TABLE)
     if not spark.catalog.tableExists(rejected_table):
+        remove_orphan_table_folder(spark, rejected_table)
         spark.createDataFrame([], REJECTED_SCHEMA).write.format(file_format).saveAsTable(rejected_table)
+
+
+def remove_orphan_table_folder(spark: SparkSession, table: str) -> None:
+    """Deletes the default folder of a managed table that the metastore does not know.
+
+    ``saveAsTable`` writes the folder before it registers the table, so a process killed in between leaves a
+    folder that no table owns, and every later create fails with LOCATION_ALREADY_EXISTS (found by the
+    fault suite). The caller holds the writer lock and has checked that the table does not exist, so no
+    table and no other writer uses that folder."""
+    database, name = table.split(".", 1)
+    database_uri = spark.catalog.getDatabase(database).locationUri.rstrip("/")
+    HadoopFiles(spark).delete(f"{database_uri}/{name.lower()}")
 
 
 def _create_raw_table(spark: SparkSession, table: str, file_format: str) -> None:
@@ -426,6 +444,32 @@ def _batch_id(files: Sequence[InputFile], base_seq: int) -> str:
     return name_uuid(f"ingest_batch:lineage:{base_seq}:{listing}")
 
 
+# Written before a batch changes anything, deleted when it is complete. A crash in between leaves part of
+# the batch stored; ingesting the same files again must number the rest as the uninterrupted run would, so
+# it reuses the recorded base instead of the table's new maximum ``ingest_seq`` (which the stored part
+# raised). Any other ingest overwrites the record, so it never outlives the next batch.
+INTENT_FILE = "_ingest_intent.json"  # not STAGING_PREFIX: the staging clean-up must not delete it
+
+
+def _input_signature(files: Sequence[InputFile]) -> str:
+    listing = "|".join(f"{f.path}:{f.size}:{f.modified_ns}" for f in files)
+    return hashlib.sha256(listing.encode("utf-8")).hexdigest()
+
+
+def _resumable_base_seq(intent_text: str | None, signature: str) -> int | None:
+    """The base ``ingest_seq`` of an interrupted ingest of the same files, else None."""
+    if not intent_text:
+        return None
+    try:
+        intent = json.loads(intent_text)
+    except ValueError:
+        return None
+    if not isinstance(intent, dict) or intent.get("inputs") != signature:
+        return None
+    base = intent.get("base_seq")
+    return base if isinstance(base, int) else None
+
+
 # The staged files become the raw table's files. LZ4 (raw) wrote the wide rows about twice as fast as
 # snappy when it was measured for staging; every Parquet reader of Spark 3.4+ reads it.
 RAW_COMPRESSION = "lz4_raw"
@@ -536,10 +580,22 @@ def ingest_lineage(
     rejected_table = settings.table(*REJECTED_TABLE)
     hadoop = HadoopFiles(spark)
     table_files = _table_files(spark, hadoop, raw_table)
-    base_seq = max_ingest_seq(spark, raw_table, partitioned_files=table_files is not None)
+    intent_file = (
+        f"{table_files.location.rstrip('/')}/{INTENT_FILE}" if table_files
+        else str(settings.lineage_home / "ingest" / "lineage-intent.json")
+    )
+    signature = _input_signature(files)
+    resumed = _resumable_base_seq(hadoop.read_text(intent_file), signature)
+    base_seq = resumed if resumed is not None else max_ingest_seq(
+        spark, raw_table, partitioned_files=table_files is not None
+    )
     batch_id = _batch_id(files, base_seq)
     if not files:
         return IngestReport(0, skipped, 0, 0, 0, 0, batch_id, time.monotonic() - started)
+    if resumed is not None:
+        print(f"resuming the interrupted ingest of these files (batch {batch_id}): "
+              "events it stored count as duplicates", flush=True)
+    hadoop.write_text(intent_file, json.dumps({"inputs": signature, "base_seq": base_seq, "batch_id": batch_id}))
 
     batch_dir = (
         table_files.staging(batch_id) if table_files
@@ -567,6 +623,7 @@ def ingest_lineage(
             _append_accepted(spark, decision, raw_table, table_files, hadoop)
     finally:
         hadoop.delete(batch_dir)
+    hadoop.delete(intent_file)
     return IngestReport(
         files=len(files),
         skipped_files=skipped,

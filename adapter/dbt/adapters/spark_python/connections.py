@@ -3,10 +3,11 @@ SparkSession once per connection."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any
 
-from dbt.adapters.contracts.connection import Connection
+from dbt.adapters.contracts.connection import Connection, ConnectionState
 from dbt.adapters.spark import session as session_method
 from dbt.adapters.spark.connections import SparkConnectionManager, SparkConnectionMethod, SparkCredentials
 from dbt_common.exceptions import DbtRuntimeError
@@ -60,11 +61,40 @@ class SettingsOnceCursor(session_method.Cursor):
             raise DbtRuntimeError(str(exc)) from exc
 
 
+# dbt commands that write the warehouse (``flags.WHICH``); docs, compile, ls, show, parse and test only read.
+WRITING_COMMANDS = frozenset({"build", "run", "seed", "snapshot", "run-operation", "clone", "retry"})
+
+
+def hold_writer_lock_if_writing() -> None:
+    """Plain ``dbt build``: take the warehouse writer lock before the first connection starts Spark, and
+    keep it until the process exits. Within ``python -m python_jobs`` the lock is already held (re-entrant).
+
+    The lock lives in the project's ``python_jobs.ops.lock``; a busy lock fails the run before any model.
+    ``LINEAGE_LOCK_WAIT`` (seconds) makes plain dbt wait for it like ``--wait``.
+    """
+    from dbt.flags import get_flags
+
+    which = str(getattr(get_flags(), "WHICH", "") or "")
+    if which not in WRITING_COMMANDS:
+        return
+    from python_jobs.errors import UserFacingError
+    from python_jobs.ops.lock import hold_until_exit
+    from python_jobs.settings import load_settings
+
+    wait = os.environ.get("LINEAGE_LOCK_WAIT", "").strip()
+    try:
+        hold_until_exit(load_settings(), f"dbt {which}", float(wait) if wait else None)
+    except UserFacingError as error:
+        raise DbtRuntimeError(str(error)) from error
+
+
 class SparkPythonConnectionManager(SparkConnectionManager):
     TYPE = ADAPTER_TYPE
 
     @classmethod
     def open(cls, connection: Connection) -> Connection:
+        if connection.state != ConnectionState.OPEN:
+            hold_writer_lock_if_writing()
         opened = super().open(connection)
         wrapper = opened.handle
         if (

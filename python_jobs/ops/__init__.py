@@ -1,0 +1,1 @@
+"""Operations: the warehouse writer lock and the crash-convergence fault suite."""

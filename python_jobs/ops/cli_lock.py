@@ -1,0 +1,54 @@
+"""How the CLI takes the writer lock: writer sub-commands are marked at registration, and ``run_handler``
+holds the lock around a marked command's handler, before Spark starts (a busy lock costs no JVM start)."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+
+from python_jobs.ops.lock import writer_lock
+from python_jobs.settings import load_settings
+
+# dbt sub-commands that write the warehouse; docs, compile, ls, show, parse, debug and test only read it.
+DBT_WRITING_COMMANDS = frozenset({"build", "run", "seed", "snapshot", "run-operation", "clone", "retry"})
+
+
+def add_wait_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--wait", type=float, default=None, metavar="SECONDS",
+        help="when another writer holds the warehouse writer lock, wait up to SECONDS for it (default: fail at once)",
+    )
+
+
+def mark_writer(parser: argparse.ArgumentParser, command: str) -> None:
+    """Makes ``run_handler`` hold the writer lock around this sub-command; adds ``--wait SECONDS``."""
+    add_wait_option(parser)
+    parser.set_defaults(writer_command=command)
+
+
+def dbt_writer_command(dbt_args: Sequence[str]) -> str | None:
+    """``dbt build`` for a writing dbt invocation, ``None`` for a reading one."""
+    verb = next((arg for arg in dbt_args if not arg.startswith("-")), None)
+    return f"dbt {verb}" if verb in DBT_WRITING_COMMANDS else None
+
+
+def split_wait_option(dbt_args: Sequence[str], wait: float | None) -> tuple[list[str], float | None]:
+    """``dbt build --wait 60`` works like ``dbt --wait 60 build``: dbt has no ``--wait`` of its own."""
+    rest: list[str] = []
+    items = iter(dbt_args)
+    for arg in items:
+        if arg == "--wait":
+            wait = float(next(items, "0"))
+        elif arg.startswith("--wait="):
+            wait = float(arg.split("=", 1)[1])
+        else:
+            rest.append(arg)
+    return rest, wait
+
+
+def run_handler(args: argparse.Namespace) -> int:
+    command = getattr(args, "writer_command", None)
+    if not command:
+        return int(args.handler(args) or 0)
+    with writer_lock(load_settings(), command, getattr(args, "wait", None)):
+        return int(args.handler(args) or 0)
