@@ -19,6 +19,7 @@ from pyspark.sql import SparkSession
 from python_jobs.bench.report import Area, Row, Target, rate, ratio, seconds
 from python_jobs.settings import Settings
 
+ALL_AREAS = ("lineage", "facets", "changelog", "registry", "collector")
 DEFAULT_SIZE = 1_000_000
 NAMED_SIZES = {"small": 20_000, "tiny": 2_000}
 PIPELINE_TARGET_EVENTS = 1_000_000
@@ -221,7 +222,7 @@ def incremental_area(small: Any, large: Any) -> Area:
 
 
 def facets_area(spark: SparkSession, settings: Settings, plan: Plan) -> Area:
-    from python_jobs.facets.bench import BenchRuns, mib, run_bench
+    from python_jobs.facets.bench import BenchRuns, run_bench
     from python_jobs.facets.synthetic import SyntheticConfig
     from python_jobs.lineage.bench import drop_prefix
 
@@ -232,6 +233,12 @@ def facets_area(spark: SparkSession, settings: Settings, plan: Plan) -> Area:
         result = run_bench(spark, settings.with_prefix(prefix), config, BenchRuns(increment=0))
     finally:
         drop_prefix(spark, settings, prefix)
+    return facets_table(result, plan.facet_large_bytes)
+
+
+def facets_table(result: Any, large_bytes: int) -> Area:
+    from python_jobs.facets.bench import mib
+
     area = Area("Facets", "naive raw JSON scan")
     area.add(Row("current facets of one dataset: query time", f"{result.lookup.seconds:.3f} s",
                  f"{result.naive.seconds:.3f} s", ratio(result.lookup.seconds, result.naive.seconds)))
@@ -239,11 +246,10 @@ def facets_area(spark: SparkSession, settings: Settings, plan: Plan) -> Area:
                  mib(result.naive.read_bytes), ratio(result.lookup.read_bytes, result.naive.read_bytes)))
     area.add(Row("body dedup by rows: stored bodies vs facet rows", f"{result.stored_bodies:,}",
                  f"{result.facet_rows:,}", ratio(result.stored_bodies, result.facet_rows)))
-    area.add(Row("body dedup by bytes: stored vs referenced bytes", "1", f"{result.byte_dedup_ratio:,.1f}",
-                 ratio(1.0, result.byte_dedup_ratio)))
+    area.add(Row("body dedup by bytes: referenced body bytes per stored byte", f"{result.byte_dedup_ratio:,.1f}x"))
     area.add(Row(f"facet load of {result.events:,} events", seconds(result.load_seconds)))
     area.notes.append(
-        f"{result.events:,} synthetic events, one in 2,000 with a {mib(plan.facet_large_bytes)} plan facet. "
+        f"{result.events:,} synthetic events, one in 2,000 with a {mib(large_bytes)} plan facet. "
         "The lookup is the median of 5 warm runs, the naive scan of 3; both return the same facets."
     )
     return area
@@ -261,6 +267,10 @@ def changelog_area(spark: SparkSession, settings: Settings, plan: Plan, work_dir
                                      BenchConfig(rows=plan.changelog_rows), scratch)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+    return changelog_table(report), report
+
+
+def changelog_table(report: Any) -> Area:
     area = Area("Changelog", "full state rebuild from the changelog")
     for result in report.rounds:
         incremental, rebuild = result.model_seconds["incremental"], result.model_seconds["rebuild"]
@@ -272,19 +282,25 @@ def changelog_area(spark: SparkSession, settings: Settings, plan: Plan, work_dir
         area.add(Row(f"round {last} vs round 2 (with the state)", seconds(by_round[last]), seconds(by_round[2]),
                      ratio(by_round[last], by_round[2])))
     area.notes.append(
-        f"{plan.changelog_rows:,} rows per snapshot; per round 1% changed, 0.5% added, 0.5% removed. Seconds are "
+        f"{report.config.rows:,} rows per snapshot; per round 1% changed, 0.5% added, 0.5% removed. Seconds are "
         f"dbt's execution time of the model. Both changelogs identical: {'yes' if report.identical else 'NO'}."
     )
-    return area, report
+    return area
 
 
 # ---- registry ----------------------------------------------------------------------------------------
 
 
 def registry_area(spark: SparkSession, settings: Settings, plan: Plan) -> Area:
-    from python_jobs.registry.bench import MIGRATION_BUILD_STEP, run_bench
+    from python_jobs.registry.bench import run_bench
 
-    figures = {figure.step: figure for figure in run_bench(spark, settings, plan.registry_events)}
+    return registry_table(run_bench(spark, settings, plan.registry_events), plan.registry_events)
+
+
+def registry_table(measured: list[Any], events: int) -> Area:
+    from python_jobs.registry.bench import MIGRATION_BUILD_STEP
+
+    figures = {figure.step: figure for figure in measured}
 
     def step_rate(step: str) -> str:
         figure = figures[step]
@@ -304,8 +320,9 @@ def registry_area(spark: SparkSession, settings: Settings, plan: Plan) -> Area:
                  step_rate(MIGRATION_BUILD_STEP), step_rate("dbt build: +10% events"),
                  ratio(migration.seconds, plus.seconds)))
     area.notes.append(
-        f"{plan.registry_events:,} synthetic checkout events over 3 versions (a tenth invalid), then +10%, then "
-        "a fourth version that adds a column with +10% events of it. Runs in the bench_registry_ prefix."
+        f"{events:,} synthetic checkout events over 3 versions (a tenth invalid), then +10%, then "
+        f"a fourth version that adds a column with {migration.rows:,} new events of it. Runs in the "
+        "bench_registry_ prefix."
     )
     return area
 

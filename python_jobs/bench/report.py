@@ -128,8 +128,8 @@ def render_report(
     lines = [f"# {info.title}", ""]
     if info.smoke:
         lines += [
-            "**Smoke run**: measured at a small size or on a loaded machine; the figures show the report's shape,",
-            "not the project's speed.",
+            "**Smoke run**: measured at a small size, on some areas only or on a loaded machine; the figures",
+            "show the report's shape, not the project's speed.",
             "",
         ]
     lines += [

@@ -83,7 +83,7 @@ def migration_events(count: int, offset: int) -> list[str]:
     lines = []
     for index in range(offset, offset + count):
         data = {
-            "orderId": f"o-{index}", "total": 10.5, "currency": "EUR", "itemCount": 1 + index % 7,
+            "orderId": f"o-{index}", "total": 12, "currency": "EUR", "itemCount": 1 + index % 7,
             "customer": {"id": f"c-{index % 500}", "isMember": False}, "channel": "app",
             "referralCode": f"r-{index % 97}",
         }
@@ -138,6 +138,9 @@ def run_bench(spark: SparkSession, base: Settings, events: int) -> list[Figure]:
             "ingest +10% events of 1-0-3", events // 10, lambda: ingest_events(spark, settings, migrated)
         )
         figures.append(figure)
+        figures.append(Figure(
+            f"  accepted {migrated_report.accepted:,} / rejected {migrated_report.rejected:,}", 0, 0.0
+        ))
         figure, _ = _timed(MIGRATION_BUILD_STEP, migrated_report.new, lambda: run_dbt(settings, build))
         figures.append(figure)
     figures.append(_plan_figure())
