@@ -24,7 +24,9 @@ def history_cost_plot(small: Any, large: Any, out: Path) -> Path:
     for label, values, style in series:
         axes.plot(sizes, values, style, label=label)
     axes.set_xscale("log")
+    axes.minorticks_off()
     axes.set_xticks(sizes, [f"{size:,}" for size in sizes])
+    axes.set_ylim(bottom=0)
     axes.set_xlabel("events in the history")
     axes.set_ylabel("dbt run seconds")
     axes.set_title("Lineage build cost against history size")
