@@ -93,8 +93,8 @@ def run_bench_command(args: argparse.Namespace) -> int:
     settings = load_settings().with_prefix(args.prefix)
     spark = get_spark(settings)
     runs = BenchRuns(repeat=args.repeat, naive_repeat=args.naive_repeat, increment=args.increment, reuse=args.reuse)
-    figures = run_bench(spark, settings, synthetic_config(args), runs)
-    print(format_table(figures))
+    result = run_bench(spark, settings, synthetic_config(args), runs)
+    print(format_table(result.figures))
     return 0
 
 

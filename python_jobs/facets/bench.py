@@ -213,9 +213,22 @@ class BenchRuns:
 TARGET_SPEED_UP = 20.0
 
 
-def run_bench(
-    spark: SparkSession, settings: Settings, config: SyntheticConfig, runs: BenchRuns
-) -> list[tuple[str, str]]:
+@dataclass(frozen=True)
+class FacetBench:
+    """The printed table (``figures``) and the numbers behind its main rows."""
+
+    figures: list[tuple[str, str]]
+    events: int
+    load_seconds: float
+    lookup: Measured
+    naive: Measured
+    facet_rows: int
+    stored_bodies: int
+    dedup_ratio: float
+    byte_dedup_ratio: float
+
+
+def run_bench(spark: SparkSession, settings: Settings, config: SyntheticConfig, runs: BenchRuns) -> FacetBench:
     repeat, increment, reuse = runs.repeat, runs.increment, runs.reuse
     ensure_schemas(spark, settings, LAYERS)
     raw = settings.table("raw", "lineage_events")
@@ -240,8 +253,9 @@ def run_bench(
     reset_jvm_peaks(spark)
     started = time.perf_counter()
     run_dbt(settings, ["run", "--select", "path:models/facets"])
+    load_seconds = time.perf_counter() - started
     load_label = "facet load, reused warehouse: new events only (s)" if reused else "facet load, full history (s)"
-    figures.append((load_label, f"{time.perf_counter() - started:.1f}"))
+    figures.append((load_label, f"{load_seconds:.1f}"))
     figures.append(("JVM heap peak during load", mib(jvm_heap_peak(spark))))
     facet_bytes = 0
     for table in FACET_TABLES:
@@ -294,7 +308,10 @@ def run_bench(
     figures.append(("JVM heap peak during queries", mib(jvm_heap_peak(spark))))
     figures.append(("JVM peak RSS (whole run)", mib(process_peak_rss(jvm_pid(spark)))))
     figures.append(("Python peak RSS (whole run)", mib(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)))
-    return figures
+    return FacetBench(
+        figures, config.events, load_seconds, fast, naive,
+        dedup.facet_rows, dedup.stored_bodies, float(dedup.dedup_ratio), float(dedup.byte_dedup_ratio),
+    )
 
 
 def format_table(figures: list[tuple[str, str]]) -> str:

@@ -1,6 +1,6 @@
 """``bench api``: latency of the Marquez read API over real HTTP in a warm process.
 
-Builds (or reuses) a warehouse of N synthetic events (``python_jobs/lineage/synthetic.py``) on
+Builds (or reuses) a warehouse of N synthetic events (``python_jobs/generate/lineage.py``) on
 its own schema prefix, loads ``MarquezReadApi``, serves it with uvicorn on loopback, warms up,
 then times ``get_dataset``, ``list_job_runs`` and ``lineage`` at depth 5 one request at a time.
 """

@@ -96,8 +96,8 @@ class PointResult:
 def batch_files(events: int, seed: int) -> dict[str, str]:
     """A batch of four files: two clean ones (a clean staged file is moved into the table whole), one with
     a bad line, and one of duplicates (of events in the other files) and bad lines (rewritten without them)."""
-    from python_jobs.lineage.synthetic import SyntheticSpec
-    from python_jobs.lineage.synthetic import events as synthetic_events
+    from python_jobs.generate.lineage import SyntheticSpec
+    from python_jobs.generate.lineage import events as synthetic_events
 
     spec = SyntheticSpec(events=events, jobs=max(2, events // 8), seed=seed, base_columns=6)
     lines = [json.dumps(event, sort_keys=True) for event in synthetic_events(spec)]

@@ -6,6 +6,7 @@ checkout events generated from the sample registry (a tenth of them invalid).
 
 from __future__ import annotations
 
+import json
 import tempfile
 import time
 from collections.abc import Callable
@@ -38,6 +39,36 @@ class Figure:
     def line(self) -> str:
         rate = f"{self.rows / self.seconds:,.0f}" if self.rows and self.seconds > 0 else "-"
         return f"| {self.step:<44} | {self.rows:>9,} | {self.seconds:>8.2f} | {rate:>10} |"
+
+
+MIGRATION_VERSION = "1-0-3"
+MIGRATION_REGISTRY_STEP = f"ingest registry: checkout {MIGRATION_VERSION} (+1 column)"
+MIGRATION_BUILD_STEP = f"dbt build: migration to {MIGRATION_VERSION} + its events"
+
+
+def write_migration_registry(root: Path) -> Path:
+    """A registry holding one ADDITION of the sample checkout family: 1-0-2 plus ``referralCode``."""
+    family = ("com.example", "checkout", "jsonschema")
+    document = json.loads(SAMPLE_REGISTRY.joinpath("schemas", *family, "1-0-2").read_text())
+    document["self"]["version"] = MIGRATION_VERSION
+    document["properties"]["referralCode"] = {"type": ["string", "null"], "maxLength": 64}
+    target = root.joinpath("schemas", *family, MIGRATION_VERSION)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(document, indent=2))
+    return root
+
+
+def migration_events(count: int, offset: int) -> list[str]:
+    """Valid checkout events of the migration version, carrying the new column."""
+    lines = []
+    for index in range(offset, offset + count):
+        data = {
+            "orderId": f"o-{index}", "total": 12, "currency": "EUR", "itemCount": 1 + index % 7,
+            "customer": {"id": f"c-{index % 500}", "isMember": False}, "channel": "app",
+            "referralCode": f"r-{index % 97}",
+        }
+        lines.append(json.dumps({"schema": f"iglu:com.example/checkout/jsonschema/{MIGRATION_VERSION}", "data": data}))
+    return lines
 
 
 def _timed(step: str, rows: int, action: Callable[[], Any]) -> tuple[Figure, Any]:
@@ -77,6 +108,20 @@ def run_bench(spark: SparkSession, base: Settings, events: int) -> list[Figure]:
         figure, more_report = _timed("ingest +10% events", events // 10, lambda: ingest_events(spark, settings, more))
         figures.append(figure)
         figure, _ = _timed("dbt build: +10% events", more_report.new, lambda: run_dbt(settings, build))
+        figures.append(figure)
+        migration_registry = write_migration_registry(Path(folder) / "registry-1-0-3")
+        figure, _ = _timed(MIGRATION_REGISTRY_STEP, 1, lambda: ingest_registry(spark, settings, migration_registry))
+        figures.append(figure)
+        migrated = Path(folder) / "migrated.ndjson"
+        migrated.write_text("\n".join(migration_events(max(events // 10, 1), offset=2 * events)) + "\n")
+        figure, migrated_report = _timed(
+            "ingest +10% events of 1-0-3", events // 10, lambda: ingest_events(spark, settings, migrated)
+        )
+        figures.append(figure)
+        figures.append(Figure(
+            f"  accepted {migrated_report.accepted:,} / rejected {migrated_report.rejected:,}", 0, 0.0
+        ))
+        figure, _ = _timed(MIGRATION_BUILD_STEP, migrated_report.new, lambda: run_dbt(settings, build))
         figures.append(figure)
     figures.append(_plan_figure())
     drop_bench_schemas(spark, settings)

@@ -1,0 +1,348 @@
+"""Each area's benchmark, run through its own module, turned into a report table.
+
+Every area runs in the one SparkSession on a schema prefix of its own (``bench_all_*``) and drops
+it afterwards; generated files go under the work directory.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import SparkSession
+
+from python_jobs.bench.report import Area, Row, Target, rate, ratio, seconds
+from python_jobs.settings import Settings
+
+ALL_AREAS = ("lineage", "facets", "changelog", "registry", "collector")
+DEFAULT_SIZE = 1_000_000
+NAMED_SIZES = {"small": 20_000, "tiny": 2_000}
+PIPELINE_TARGET_EVENTS = 1_000_000
+INGEST_CPU_TARGET = Target(2.0)
+INCREMENTAL_TARGET = Target(1.25)
+NOOP_TARGET = Target(5.0, on_measured=True, unit=" s")
+PIPELINE_TARGET = Target(5_000, at_most=False, on_measured=True, unit=" events/s")
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What one ``--size`` means for each area: ``size`` events in the large lineage history."""
+
+    size: int
+
+    @property
+    def small_history(self) -> int:
+        return max(self.size // 10, 200)
+
+    @property
+    def increment(self) -> int:
+        return max(self.size // 100, 20)
+
+    @property
+    def facet_events(self) -> int:
+        return max(self.size // 10, 1_000)
+
+    @property
+    def facet_large_bytes(self) -> int:
+        return 2 * 1024 * 1024 if self.size >= 100_000 else 128 * 1024
+
+    @property
+    def changelog_rows(self) -> int:
+        return self.size
+
+    @property
+    def registry_events(self) -> int:
+        return max(self.size // 50, 100)
+
+
+def parse_size(text: str) -> int:
+    if text in NAMED_SIZES:
+        return NAMED_SIZES[text]
+    value = int(text.replace("_", "").replace(",", ""))
+    if value < 1_000:
+        raise ValueError("--size must be at least 1000 events (or small / tiny)")
+    return value
+
+
+def timed(action: Callable[[], Any]) -> tuple[float, Any]:
+    started = time.monotonic()
+    result = action()
+    return time.monotonic() - started, result
+
+
+# ---- lineage: ingest, build, incremental cost against history -------------------------------------
+
+
+@dataclass(frozen=True)
+class PeerCost:
+    wall_seconds: float
+    cpu_seconds: float
+
+
+def duckdb_parse_and_write(path: Path, out: Path) -> PeerCost:
+    """DuckDB's ``read_json`` of the same file written as Parquet, in this process (its CPU time
+    is this process's, which does nothing else meanwhile)."""
+    import duckdb
+
+    connection = duckdb.connect()
+    try:
+        connection.execute("set threads to 2")
+        connection.execute("set memory_limit = '2GB'")
+        cpu_before = time.process_time()
+        started = time.monotonic()
+        connection.execute(
+            "copy (select * from read_json(?, format = 'newline_delimited')) to '"
+            + str(out).replace("'", "''")
+            + "' (format parquet)",
+            [str(path)],
+        )
+        return PeerCost(time.monotonic() - started, time.process_time() - cpu_before)
+    finally:
+        connection.close()
+        out.unlink(missing_ok=True)
+
+
+def lineage_areas(
+    spark: SparkSession, settings: Settings, plan: Plan, work_dir: Path, timings: list[tuple[str, float]]
+) -> tuple[list[Area], Any, Any]:
+    """The three lineage tables, and the small and large history results (for the plot)."""
+    from python_jobs.lineage.bench import Figures, bench_proposal_example, bench_size, drop_prefix
+
+    figures = Figures()
+    prefix = settings.schema_prefix + "bench_all_lineage_"
+    lineage_dir = work_dir / "lineage"
+    lineage_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        took, example = timed(lambda: bench_proposal_example(spark, settings, lineage_dir, figures, prefix))
+        drop_prefix(spark, settings, prefix)
+        timings.append(("lineage: proposal workload (8,640 events), ingest + build", took))
+        took, small = timed(lambda: bench_size(
+            spark, settings, lineage_dir, plan.small_history, figures, increment_events=plan.increment, prefix=prefix
+        ))
+        drop_prefix(spark, settings, prefix)
+        timings.append((f"lineage: {plan.small_history:,}-event history, floor + ingest + 3 builds", took))
+        took, large = timed(lambda: bench_size(
+            spark, settings, lineage_dir, plan.size, figures, increment_events=plan.increment, prefix=prefix
+        ))
+        drop_prefix(spark, settings, prefix)
+        timings.append((f"lineage: {plan.size:,}-event history, floor + ingest + 3 builds", took))
+        duck_out = lineage_dir / "duckdb.parquet"
+        took, duck = timed(lambda: _duckdb_or_error(lineage_dir / f"synthetic_{plan.size}.ndjson", duck_out))
+        timings.append(("lineage: DuckDB read_json of the same file", took))
+    finally:
+        drop_prefix(spark, settings, prefix)
+        shutil.rmtree(lineage_dir, ignore_errors=True)
+    return [ingest_area(large, duck), build_area(large, example), incremental_area(small, large)], small, large
+
+
+def _duckdb_or_error(path: Path, out: Path) -> PeerCost | str:
+    try:
+        return duckdb_parse_and_write(path, out)
+    except Exception as error:
+        return f"{type(error).__name__}: {error}"
+
+
+def ingest_area(large: Any, duck: PeerCost | str) -> Area:
+    events = large.events
+    area = Area("Lineage ingest", "baseline / peer (same file)")
+    area.add(Row("ingest vs Spark from_json + Parquet write (floor), JVM CPU", seconds(large.ingest.cpu_seconds),
+                 seconds(large.floor.cpu_seconds), ratio(large.ingest.cpu_seconds, large.floor.cpu_seconds),
+                 INGEST_CPU_TARGET))
+    area.add(Row("ingest vs Spark from_json + Parquet write (floor), wall",
+                 f"{seconds(large.ingest.wall_seconds)} ({rate(events, large.ingest.wall_seconds)})",
+                 f"{seconds(large.floor.wall_seconds)} ({rate(events, large.floor.wall_seconds)})",
+                 ratio(large.ingest.wall_seconds, large.floor.wall_seconds)))
+    if isinstance(duck, PeerCost):
+        area.add(Row("ingest vs DuckDB read_json + Parquet write, CPU", seconds(large.ingest.cpu_seconds),
+                     seconds(duck.cpu_seconds), ratio(large.ingest.cpu_seconds, duck.cpu_seconds)))
+        area.add(Row("ingest vs DuckDB read_json + Parquet write, wall", seconds(large.ingest.wall_seconds),
+                     f"{seconds(duck.wall_seconds)} ({rate(events, duck.wall_seconds)})",
+                     ratio(large.ingest.wall_seconds, duck.wall_seconds)))
+    else:
+        area.notes.append(f"DuckDB read_json failed: {duck}")
+    area.notes.append(
+        f"{events:,} synthetic pipeline events, {large.input_bytes / 1e6:,.0f} MB of NDJSON; "
+        f"accepted {large.accepted:,}, rejected {large.rejected:,}."
+    )
+    return area
+
+
+def build_area(large: Any, example: Any) -> Area:
+    area = Area("Lineage build", "baseline")
+    events = large.events
+    area.add(Row(f"first build of {events:,} events (dbt run, core models)",
+                 f"{seconds(large.build_seconds)} ({rate(events, large.build_seconds)})"))
+    pipeline = large.pipeline_events_per_second
+    target = PIPELINE_TARGET if events >= PIPELINE_TARGET_EVENTS else None
+    area.add(Row("pipeline: ingest + first build", f"{pipeline:,.0f} events/s" if pipeline else "-",
+                 target=target, value=pipeline))
+    area.add(Row("proposal workload: schema-version field-mapping rows vs Marquez's per-version rows",
+                 f"{example.mapping_rows:,}", f"{example.per_version_rows:,}",
+                 ratio(example.mapping_rows, example.per_version_rows)))
+    area.add(Row("proposal workload: schema versions vs dataset versions",
+                 f"{example.schema_versions:,}", f"{example.dataset_versions:,}",
+                 ratio(example.schema_versions, example.dataset_versions)))
+    area.add(Row("proposal workload: build (8,640 events)", seconds(example.build_seconds)))
+    area.notes.append(
+        f"Proposal workload: one job every 10 minutes for 30 days ({example.runs:,} runs, START + COMPLETE) on "
+        "a stable 20-column dataset. Marquez's per-version mapping holds one row per column per dataset version."
+    )
+    if target is None:
+        area.notes.append(f"The ≥ 5,000 events/s target applies at {PIPELINE_TARGET_EVENTS:,} events.")
+    return area
+
+
+def incremental_area(small: Any, large: Any) -> Area:
+    area = Area("Incremental cost against history", f"on the {small.events:,}-event history")
+    batch = large.increment_events
+    area.add(Row(f"+{batch:,}-event batch: build on the {large.events:,}-event history",
+                 seconds(large.increment_build_seconds), seconds(small.increment_build_seconds),
+                 ratio(large.increment_build_seconds, small.increment_build_seconds), INCREMENTAL_TARGET))
+    area.add(Row(f"+{batch:,}-event batch: ingest", seconds(large.increment_ingest_seconds),
+                 seconds(small.increment_ingest_seconds),
+                 ratio(large.increment_ingest_seconds, small.increment_ingest_seconds)))
+    area.add(Row("no new events: build", seconds(large.noop_build_seconds), seconds(small.noop_build_seconds),
+                 ratio(large.noop_build_seconds, small.noop_build_seconds), NOOP_TARGET, large.noop_build_seconds))
+    area.add(Row("first build (for scale)", seconds(large.build_seconds), seconds(small.build_seconds),
+                 ratio(large.build_seconds, small.build_seconds)))
+    area.notes.append(
+        f"The batch is {batch:,} events (1% of the larger history) of the same shape on both histories, "
+        "continuing each one's runs; tables unchanged by the no-new-events build: "
+        f"{large.noop_unchanged} / {small.noop_unchanged}."
+    )
+    return area
+
+
+# ---- facets ------------------------------------------------------------------------------------------
+
+
+def facets_area(spark: SparkSession, settings: Settings, plan: Plan) -> Area:
+    from python_jobs.facets.bench import BenchRuns, run_bench
+    from python_jobs.generate.facets import SyntheticConfig
+    from python_jobs.lineage.bench import drop_prefix
+
+    prefix = settings.schema_prefix + "bench_all_facets_"
+    drop_prefix(spark, settings, prefix)
+    config = SyntheticConfig(events=plan.facet_events, large_bytes=plan.facet_large_bytes)
+    try:
+        result = run_bench(spark, settings.with_prefix(prefix), config, BenchRuns(increment=0))
+    finally:
+        drop_prefix(spark, settings, prefix)
+    return facets_table(result, plan.facet_large_bytes)
+
+
+def facets_table(result: Any, large_bytes: int) -> Area:
+    from python_jobs.facets.bench import mib
+
+    area = Area("Facets", "naive raw JSON scan")
+    area.add(Row("current facets of one dataset: query time", f"{result.lookup.seconds:.3f} s",
+                 f"{result.naive.seconds:.3f} s", ratio(result.lookup.seconds, result.naive.seconds)))
+    area.add(Row("current facets of one dataset: bytes read by the JVM", mib(result.lookup.read_bytes),
+                 mib(result.naive.read_bytes), ratio(result.lookup.read_bytes, result.naive.read_bytes)))
+    area.add(Row("body dedup by rows: stored bodies vs facet rows", f"{result.stored_bodies:,}",
+                 f"{result.facet_rows:,}", ratio(result.stored_bodies, result.facet_rows)))
+    area.add(Row("body dedup by bytes: referenced body bytes per stored byte", f"{result.byte_dedup_ratio:,.1f}x"))
+    area.add(Row(f"facet load of {result.events:,} events", seconds(result.load_seconds)))
+    area.notes.append(
+        f"{result.events:,} synthetic events, one in 2,000 with a {mib(large_bytes)} plan facet. "
+        "The lookup is the median of 5 warm runs, the naive scan of 3; both return the same facets."
+    )
+    return area
+
+
+# ---- changelog ---------------------------------------------------------------------------------------
+
+
+def changelog_area(spark: SparkSession, settings: Settings, plan: Plan, work_dir: Path) -> tuple[Area, Any]:
+    from python_jobs.changelog.bench import BenchConfig, run_changelog_bench
+
+    scratch = work_dir / "changelog"
+    try:
+        report = run_changelog_bench(spark, settings.with_prefix(settings.schema_prefix + "bench_all_"),
+                                     BenchConfig(rows=plan.changelog_rows), scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return changelog_table(report), report
+
+
+def changelog_table(report: Any) -> Area:
+    area = Area("Changelog", "full state rebuild from the changelog")
+    for result in report.rounds:
+        incremental, rebuild = result.model_seconds["incremental"], result.model_seconds["rebuild"]
+        area.add(Row(f"round {result.round_no}: {result.changelog_rows:,} changelog rows", seconds(incremental),
+                     seconds(rebuild), ratio(incremental, rebuild)))
+    by_round = {result.round_no: result.model_seconds["incremental"] for result in report.rounds}
+    last = max(by_round)
+    if 2 in by_round and last > 2:
+        area.add(Row(f"round {last} vs round 2 (with the state)", seconds(by_round[last]), seconds(by_round[2]),
+                     ratio(by_round[last], by_round[2])))
+    area.notes.append(
+        f"{report.config.rows:,} rows per snapshot; per round 1% changed, 0.5% added, 0.5% removed. Seconds are "
+        f"dbt's execution time of the model. Both changelogs identical: {'yes' if report.identical else 'NO'}."
+    )
+    return area
+
+
+# ---- registry ----------------------------------------------------------------------------------------
+
+
+def registry_area(spark: SparkSession, settings: Settings, plan: Plan) -> Area:
+    from python_jobs.registry.bench import run_bench
+
+    return registry_table(run_bench(spark, settings, plan.registry_events), plan.registry_events)
+
+
+def registry_table(measured: list[Any], events: int) -> Area:
+    from python_jobs.registry.bench import MIGRATION_BUILD_STEP
+
+    figures = {figure.step: figure for figure in measured}
+
+    def step_rate(step: str) -> str:
+        figure = figures[step]
+        return f"{seconds(figure.seconds)} ({rate(figure.rows, figure.seconds)})"
+
+    area = Area("Registry", "baseline")
+    validate, again = figures["ingest + validate events"], figures["re-ingest the same file (0 new)"]
+    area.add(Row("ingest + validate events vs re-ingest of the same file (nothing new)",
+                 step_rate("ingest + validate events"), seconds(again.seconds), ratio(validate.seconds, again.seconds)))
+    load = figures["dbt build: create + load typed table"]
+    noop = figures["dbt build: no new events"]
+    area.add(Row("dbt build: create + load the typed table vs a build with no new events",
+                 step_rate("dbt build: create + load typed table"), seconds(noop.seconds),
+                 ratio(load.seconds, noop.seconds)))
+    plus, migration = figures["dbt build: +10% events"], figures[MIGRATION_BUILD_STEP]
+    area.add(Row("migration build (new version adds a column) + its events vs a +10% build",
+                 step_rate(MIGRATION_BUILD_STEP), step_rate("dbt build: +10% events"),
+                 ratio(migration.seconds, plus.seconds)))
+    area.notes.append(
+        f"{events:,} synthetic checkout events over 3 versions (a tenth invalid), then +10%, then "
+        f"a fourth version that adds a column with {migration.rows:,} new events of it. Runs in the "
+        "bench_registry_ prefix."
+    )
+    return area
+
+
+# ---- collector ---------------------------------------------------------------------------------------
+
+
+def collector_area(settings: Settings, work_dir: Path) -> Area | None:
+    """COLLECTOR HOOK: the HTTP collector's table, when ``python_jobs.serve.bench`` exists (another
+    branch). Its ``run_collector_bench`` prints its own table; the rows it returns (label/value
+    pairs or a mapping) are copied here. None when the collector is not installed."""
+    if importlib.util.find_spec("python_jobs.serve") is None:
+        return None
+    from python_jobs.serve.bench import run_collector_bench  # type: ignore[import-not-found]
+
+    returned = run_collector_bench(settings, [1, 8], 5.0, work_dir / "collector", freshness=False)
+    area = Area("Collector", "baseline")
+    pairs = returned.items() if isinstance(returned, dict) else returned or []
+    for label, value in pairs:
+        area.add(Row(str(label), str(value)))
+    if not area.rows:
+        area.error = "the collector bench returned no figures (see its printed table)"
+    return area

@@ -1,0 +1,134 @@
+"""``bench all``: every area in one SparkSession, one Markdown report and its plots."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+import traceback
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pyspark.sql import SparkSession
+
+from python_jobs.bench import areas, environment, plots
+from python_jobs.bench.report import Area, RunInfo, render_report
+from python_jobs.settings import Settings
+
+PLOT_DIR = Path("docs") / "bench"
+ALL_AREAS = areas.ALL_AREAS
+
+
+def _guarded(title: str, action: Callable[[], Area]) -> Area:
+    """One area failing must not lose the others' figures: its table says why instead."""
+    try:
+        return action()
+    except Exception as error:
+        traceback.print_exc()
+        return Area(title, "baseline", error=f"{type(error).__name__}: {error}")
+
+
+def is_smoke(size: int, load_before: float, only: tuple[str, ...]) -> bool:
+    """Not the report to publish: a smaller size, some areas only, or a machine busy with other work."""
+    cores = os.cpu_count() or 1
+    return size < areas.DEFAULT_SIZE or load_before > cores or set(only) != set(ALL_AREAS)
+
+
+def run_all(
+    spark: SparkSession,
+    settings: Settings,
+    size: int,
+    out: Path,
+    work_dir: Path,
+    command: str,
+    only: tuple[str, ...] = ALL_AREAS,
+) -> tuple[str, list[tuple[str, float]]]:
+    """Runs the areas in ``only`` (every one by default), writes ``out`` and the plots under ``out``'s
+    folder / docs/bench; returns the report text and the run time of each part."""
+    plan = areas.Plan(size)
+    load_before = os.getloadavg()[0]
+    load_before_text = environment.load_average()
+    started = datetime.now(UTC)
+    work_dir.mkdir(parents=True, exist_ok=True)
+    timings: list[tuple[str, float]] = []
+    tables: list[Area] = []
+    plot_files: list[tuple[str, str]] = []
+    plot_dir = out.parent / PLOT_DIR
+    if "lineage" in only:
+        _lineage(spark, settings, plan, work_dir, out, plot_dir, timings, tables, plot_files)
+    if "facets" in only:
+        took, facets = areas.timed(lambda: _guarded("Facets", lambda: areas.facets_area(spark, settings, plan)))
+        tables.append(facets)
+        timings.append((f"facets: {plan.facet_events:,} events, load + lookups", took))
+    if "changelog" in only:
+        _changelog(spark, settings, plan, work_dir, out, plot_dir, timings, tables, plot_files)
+    if "registry" in only:
+        took, area = areas.timed(lambda: _guarded("Registry", lambda: areas.registry_area(spark, settings, plan)))
+        tables.append(area)
+        timings.append((f"registry: {plan.registry_events:,} events, validation + 5 builds", took))
+    if "collector" in only:
+        _collector(settings, work_dir, timings, tables)
+    shutil.rmtree(work_dir, ignore_errors=True)
+    timings.append(("whole run", (datetime.now(UTC) - started).total_seconds()))
+    smoke = is_smoke(size, load_before, only)
+    info = RunInfo(
+        title="Benchmark report (smoke run)" if smoke else "Benchmark report",
+        command=command,
+        date=started.strftime("%Y-%m-%d %H:%M UTC"),
+        machine=environment.machine(),
+        versions=environment.versions(spark),
+        load_before=load_before_text,
+        load_after=environment.load_average(),
+        smoke=smoke,
+    )
+    text = render_report(info, tables, timings, plot_files)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text)
+    return text, timings
+
+
+def _lineage(
+    spark: SparkSession, settings: Settings, plan: areas.Plan, work_dir: Path, out: Path, plot_dir: Path,
+    timings: list[tuple[str, float]], tables: list[Area], plot_files: list[tuple[str, str]],
+) -> None:
+    try:
+        lineage_tables, small, large = areas.lineage_areas(spark, settings, plan, work_dir, timings)
+    except Exception as error:
+        traceback.print_exc()
+        tables.append(Area("Lineage", "baseline", error=f"{type(error).__name__}: {error}"))
+        return
+    tables.extend(lineage_tables)
+    path = plots.history_cost_plot(small, large, plot_dir / "history_cost.png")
+    plot_files.append(("Lineage build cost against history size", str(path.relative_to(out.parent))))
+
+
+def _changelog(
+    spark: SparkSession, settings: Settings, plan: areas.Plan, work_dir: Path, out: Path, plot_dir: Path,
+    timings: list[tuple[str, float]], tables: list[Area], plot_files: list[tuple[str, str]],
+) -> None:
+    started = time.monotonic()
+    try:
+        area, report = areas.changelog_area(spark, settings, plan, work_dir)
+    except Exception as error:
+        traceback.print_exc()
+        tables.append(Area("Changelog", "baseline", error=f"{type(error).__name__}: {error}"))
+        return
+    finally:
+        timings.append((f"changelog: {plan.changelog_rows:,} rows, 7 snapshots, two models",
+                        time.monotonic() - started))
+    tables.append(area)
+    path = plots.changelog_rounds_plot(report, plot_dir / "changelog_rounds.png")
+    plot_files.append(("Changelog round times", str(path.relative_to(out.parent))))
+
+
+def _collector(settings: Settings, work_dir: Path, timings: list[tuple[str, float]], tables: list[Area]) -> None:
+    """COLLECTOR HOOK: the table is added only when python_jobs.serve (the collector branch) is present."""
+    try:
+        took, table = areas.timed(lambda: areas.collector_area(settings, work_dir))
+    except Exception as error:
+        traceback.print_exc()
+        took, table = 0.0, Area("Collector", "baseline", error=f"{type(error).__name__}: {error}")
+    if table is not None:
+        tables.append(table)
+        timings.append(("collector", took))
