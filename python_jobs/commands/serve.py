@@ -57,6 +57,16 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
                        help="seal the open landing file at this age (default 60s)")
     serve.add_argument("--no-fsync", action="store_true",
                        help="answer 201 after write() without fsync (NOT durable; benchmarks only)")
+    serve.add_argument(
+        "--read-api", action=argparse.BooleanOptionalAction, default=None,
+        help="also answer Marquez's read endpoints (/api/v1/namespaces, /lineage, /search, ...) and the "
+        "lineage page at / from the warehouse; starts Spark (default: on with --build-every, else off)",
+    )
+    serve.add_argument(
+        "--lock-wait", type=parse_duration, default="0s", metavar="DURATION",
+        help="how long a build round waits for the warehouse writer lock held by another writer; "
+        "a round that does not get it is reported and retried on the next tick (default 0s)",
+    )
     serve.set_defaults(handler=run_serve)
 
     bench = groups["bench"].add_parser(
@@ -89,25 +99,42 @@ def run_serve(args: argparse.Namespace) -> int:
         rotate_seconds=args.rotate_age,
         api_key=CollectorConfig.api_key_from_env(),
     )
-    build_loop = None
-    if args.build_every is not None:
-        if args.build_every <= 0:
-            raise UserFacingError("--build-every must be positive")
-        from python_jobs.serve.build_loop import BuildLoop, run_round
+    if args.build_every is not None and args.build_every <= 0:
+        raise UserFacingError("--build-every must be positive")
+    read_api = args.read_api if args.read_api is not None else args.build_every is not None
+    spark = None
+    if read_api or args.build_every is not None:
         from python_jobs.spark import get_spark
 
         spark = get_spark(settings)
-        dbt_command = shlex.split(args.build_args)
+    extra_routes = []
+    api = None
+    if read_api:
+        from python_jobs.marquez_api.api import MarquezReadApi
+        from python_jobs.marquez_api.routes import read_routes
+
+        api = MarquezReadApi(spark, settings)
+        extra_routes = read_routes(api)
+    build_loop = None
+    if args.build_every is not None:
+        from python_jobs.serve.build_loop import BuildLoop, locked_round
+
+        dbt_command = tuple(shlex.split(args.build_args))
         build_loop = BuildLoop(
-            lambda retry_build: run_round(spark, settings, layout, retry_build=retry_build, dbt_command=dbt_command),
+            lambda retry_build: locked_round(
+                spark, settings, layout, retry_build=retry_build, dbt_command=dbt_command, lock_wait=args.lock_wait
+            ),
             args.build_every,
+            after_round=[lambda report: api.refresh()] if api is not None else [],
         )
-    app = create_app(config, build_loop=build_loop)
+    app = create_app(config, extra_routes=extra_routes, build_loop=build_loop)
     auth = "API key required" if config.api_key else "no API key"
     fsync = "fsync on" if config.fsync else "FSYNC OFF (not durable)"
     build = f"build every {args.build_every:g}s" if build_loop else "no build loop"
+    reads = "read API and lineage page at /" if api is not None else "no read API"
     print(
-        f"collector: http://{args.host}:{args.port}{LINEAGE_PATH}  landing {layout.root}  ({auth}, {fsync}, {build})",
+        f"collector: http://{args.host}:{args.port}{LINEAGE_PATH}  landing {layout.root}  "
+        f"({auth}, {fsync}, {build}, {reads})",
         flush=True,
     )
     uvicorn.run(

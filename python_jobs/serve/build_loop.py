@@ -94,6 +94,27 @@ def run_round(
 RoundFunction = Callable[[bool], RoundReport]  # called with retry_build
 
 
+def locked_round(
+    spark: SparkSession,
+    settings: Settings,
+    layout: LandingLayout,
+    *,
+    retry_build: bool = False,
+    dbt_command: Sequence[str] = ("build",),
+    lock_wait: float | None = None,
+) -> RoundReport:
+    """``run_round`` under the warehouse writer lock. A round that cannot get the lock (another ingest,
+    build or compaction holds it) does nothing and says who holds it; its files wait for the next tick."""
+    from python_jobs.ops.lock import WriterLockBusy, writer_lock
+
+    started = time.monotonic()
+    try:
+        with writer_lock(settings, "serve --build-every (round)", lock_wait or None):
+            return run_round(spark, settings, layout, retry_build=retry_build, dbt_command=dbt_command)
+    except WriterLockBusy as exc:
+        return RoundReport(0, None, False, time.monotonic() - started, error=str(exc))
+
+
 class BuildLoop:
     """Runs ``round_function`` every ``every_seconds`` in a thread of its own; see the module docstring.
 
