@@ -15,6 +15,7 @@ from contextlib import contextmanager
 import uvicorn
 from starlette.applications import Starlette
 from starlette.routing import BaseRoute
+from uvicorn._types import ASGIApplication
 
 
 def free_port() -> int:
@@ -26,9 +27,15 @@ def free_port() -> int:
 @contextmanager
 def serve_in_thread(routes: list[BaseRoute], timeout_s: float = 30.0) -> Iterator[str]:
     """Yield the base URL of a loopback server answering ``routes``; stop it on exit."""
+    with serve_app_in_thread(Starlette(routes=routes), timeout_s, lifespan="off") as url:
+        yield url
+
+
+@contextmanager
+def serve_app_in_thread(app: ASGIApplication, timeout_s: float = 30.0, lifespan: str = "on") -> Iterator[str]:
+    """Yield the base URL of a loopback server running ``app`` (its lifespan too, by default)."""
     port = free_port()
-    config = uvicorn.Config(Starlette(routes=routes), host="127.0.0.1", port=port, log_level="warning",
-                            lifespan="off")
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan=lifespan)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name=f"uvicorn-{port}", daemon=True)
     thread.start()

@@ -4,23 +4,29 @@ One warehouse is built from the shared corpus (Marquez's apples pipeline, its de
 `metadata.template.json`, Spark column-lineage events and the spec's columnLineage example; see
 marquez_corpus.py) on a schema prefix of its own, served in-process by uvicorn on a loopback port.
 `marquez_client` has no call for GET /lineage and GET /search: those two go through httpx.
+The server is the app `python -m python_jobs serve --read-api` runs: the collector with the read routes.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 import httpx
 import pytest
+from lineage_events import run_event  # tests/python is on sys.path
 from marquez_client import MarquezClient
 from marquez_client.errors import APIError
 from marquez_corpus import SPARK_RUN_ID, prepare_corpus  # tests/python is on sys.path
+from openlineage.client.transport.http import HttpConfig, HttpTransport
 
 from python_jobs.dbt import run_dbt
 from python_jobs.ingest.lineage import ingest_lineage
 from python_jobs.marquez_api import MarquezReadApi, read_routes
 from python_jobs.marquez_api.graph import render_text
-from python_jobs.marquez_api.server import serve_in_thread
+from python_jobs.marquez_api.server import serve_app_in_thread
+from python_jobs.serve.app import CollectorConfig, create_app
+from python_jobs.serve.landing import LandingLayout
 from python_jobs.settings import LAYERS
 from python_jobs.spark import ensure_schemas
 
@@ -49,8 +55,14 @@ def api(warehouse, spark) -> MarquezReadApi:
 
 
 @pytest.fixture(scope="module")
-def base_url(api) -> Iterator[str]:
-    with serve_in_thread(read_routes(api)) as url:
+def landing(tmp_path_factory) -> LandingLayout:
+    return LandingLayout(tmp_path_factory.mktemp("serve") / "landing")
+
+
+@pytest.fixture(scope="module")
+def base_url(api, landing) -> Iterator[str]:
+    app = create_app(CollectorConfig(landing), extra_routes=read_routes(api))
+    with serve_app_in_thread(app) as url:
         yield url
 
 
@@ -242,3 +254,16 @@ def test_page_route_answers(base_url):
         assert response.status_code == 501 and response.json()["code"] == 501
     else:
         assert response.status_code == 200 and "apple.pie" in response.text
+
+
+def test_the_same_server_collects_events(base_url, landing, client):
+    """Producers and readers share one address, as with Marquez: POST lands, GET reads the warehouse."""
+    transport = HttpTransport(HttpConfig.from_dict({"type": "http", "url": base_url}))
+    event = run_event(run={"runId": "0000000c-0000-4000-8000-000000000000"}, eventType="COMPLETE")
+    assert transport.emit(event).status_code == 201
+    assert httpx.get(base_url + "/health").json()["accepted"] == 1
+    assert client.get_namespace(KITCHEN)["name"] == KITCHEN  # reads answer beside the collector
+    # The open landing file is preallocated with zeros after its last line.
+    chunks = [chunk for path in landing.open_dir.iterdir() for chunk in path.read_bytes().split(b"\n")]
+    lines = [line for line in chunks if line.strip(b"\0")]
+    assert [json.loads(line)["run"]["runId"] for line in lines] == [event["run"]["runId"]]
