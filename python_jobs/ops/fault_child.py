@@ -7,7 +7,7 @@ models one at a time and the jobs are deterministic, so a step number names the 
 every time: a failing point can be replayed with ``faults --replay SCENARIO:STEP:DELAY_MS``.
 
 ``python -m python_jobs.ops.fault_child [options] -- <python_jobs argv>`` (``--prep-samples`` instead of
-an argv ingests the bundled samples, as ``main`` does before its build).
+an argv generates and ingests the sample, as ``main`` does before its build).
 """
 
 from __future__ import annotations
@@ -21,6 +21,10 @@ import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+
+# The generated sample's size in the chain: big enough for every part (failed runs, schema changes, CRM
+# churn, the registry), small enough that a build point costs a minute or two.
+SAMPLE_SIZE = 300
 
 # JVM methods that run SQL, write or move data: the points where a crash can leave a partial state.
 STEP_CALLS = frozenset({
@@ -68,8 +72,11 @@ def install(counter: StepCounter) -> None:
 
 
 def prep_samples() -> int:
-    from python_jobs.commands.main import sample_loaders
+    """The generated sample at a small size (what ``main`` ingests before its build), under the lock."""
+    from python_jobs.commands.main import ingest_sample, sample_dir
+    from python_jobs.generate.sample import SampleSpec, generate_sample
     from python_jobs.ops.lock import writer_lock
+    from python_jobs.progress import Reporter
     from python_jobs.settings import LAYERS, load_settings
     from python_jobs.spark import ensure_schemas, get_spark
 
@@ -77,8 +84,8 @@ def prep_samples() -> int:
     with writer_lock(settings, "fault suite: ingest samples"):
         spark = get_spark(settings)
         ensure_schemas(spark, settings, LAYERS)
-        for _, loader in sample_loaders():
-            loader(spark, settings)
+        manifest = generate_sample(SampleSpec(size=SAMPLE_SIZE), sample_dir(settings))
+        ingest_sample(spark, settings, manifest, Reporter())
     return 0
 
 
