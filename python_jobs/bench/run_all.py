@@ -123,12 +123,10 @@ def _changelog(
 
 
 def _collector(settings: Settings, work_dir: Path, timings: list[tuple[str, float]], tables: list[Area]) -> None:
-    """COLLECTOR HOOK: the table is added only when python_jobs.serve (the collector branch) is present."""
     try:
         took, table = areas.timed(lambda: areas.collector_area(settings, work_dir))
     except Exception as error:
         traceback.print_exc()
         took, table = 0.0, Area("Collector", "baseline", error=f"{type(error).__name__}: {error}")
-    if table is not None:
-        tables.append(table)
-        timings.append(("collector", took))
+    tables.append(table)
+    timings.append(("collector", took))

@@ -89,6 +89,34 @@ def prep_samples() -> int:
     return 0
 
 
+def ingest_landing(landing: Path, digest_out: Path) -> int:
+    """The collector scenario's ingest: the landing folder's sealed files, then ``raw.lineage_events`` by
+    event (its rows, distinct events and an order-independent digest of id and body) and the report."""
+    from pyspark.sql import functions as F
+
+    from python_jobs.ingest.lineage import ingest_lineage
+    from python_jobs.ops.lock import writer_lock
+    from python_jobs.settings import LAYERS, load_settings
+    from python_jobs.spark import ensure_schemas, get_spark
+
+    settings = load_settings()
+    with writer_lock(settings, "fault suite: ingest the landing folder"):
+        spark = get_spark(settings)
+        ensure_schemas(spark, settings, LAYERS)
+        report = ingest_lineage(spark, settings, [landing])
+        raw = spark.table(settings.table("raw", "lineage_events"))
+        row = raw.agg(
+            F.count("*").alias("rows"),
+            F.countDistinct("event_id").alias("distinct_events"),
+            F.sum(F.xxhash64("event_id", "event_json").cast("decimal(38,0)")).cast("string").alias("digest"),
+        ).first()
+    digest_out.write_text(json.dumps({
+        "rows": row["rows"], "distinct_events": row["distinct_events"], "digest": row["digest"],
+        "reconciles": report.reconciles(), "report": [report.read, report.accepted, report.rejected],
+    }))
+    return 0
+
+
 def write_outputs(args: argparse.Namespace) -> None:
     from python_jobs.commands.warehouse import row_hashes, warehouse_fingerprint
     from python_jobs.settings import load_settings
@@ -150,6 +178,8 @@ def parse_args(argv: Sequence[str]) -> tuple[argparse.Namespace, list[str]]:
     parser.add_argument("--reference-rows", type=Path)
     parser.add_argument("--diff-out", type=Path)
     parser.add_argument("--prep-samples", action="store_true")
+    parser.add_argument("--ingest-landing", type=Path, help="ingest this collector landing folder (collector scenario)")
+    parser.add_argument("--event-digest-out", type=Path)
     own, _, command = _split(argv)
     return parser.parse_args(own), command
 
@@ -168,6 +198,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     install(counter)
     if args.prep_samples:
         code = prep_samples()
+    elif args.ingest_landing:
+        code = ingest_landing(args.ingest_landing, args.event_digest_out)
     else:
         from python_jobs.cli import main as cli_main
 

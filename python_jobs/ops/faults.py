@@ -64,7 +64,11 @@ def default_steps(batch_one: Path, batch_two: Path) -> list[Step]:
     ]
 
 
-SCENARIOS = ("ingest", "build-first", "build-incremental", "compact")
+SCENARIOS = ("ingest", "build-first", "build-incremental", "compact", "collector")
+# The collector scenario is not a step of the chain: it loads its own events into an empty home.
+COLLECTOR = "collector"
+COLLECTOR_EVENTS = 400
+COLLECTOR_MAX_DELAY_MS = 40  # the load takes about a second: a longer delay would kill it after the last 201
 
 
 @dataclass(frozen=True)
@@ -264,7 +268,8 @@ def plan_points(scenarios: Sequence[str], step_counts: dict[str, int], points: i
     for index in range(points):
         scenario = scenarios[index % len(scenarios)]
         step = rng.randint(1, step_counts[scenario])
-        delay = 0 if rng.random() < 0.3 else rng.randint(1, MAX_DELAY_MS)
+        max_delay = COLLECTOR_MAX_DELAY_MS if scenario == COLLECTOR else MAX_DELAY_MS
+        delay = 0 if rng.random() < 0.3 else rng.randint(1, max_delay)
         planned.append(Point(scenario, step, delay))
     return planned
 
@@ -293,6 +298,69 @@ def run_point(work: Workspace, step: Step, point: Point) -> PointResult:
     return PointResult(point, killed, True, not differences, takeover, seconds, differences)
 
 
+def collector_bodies(seed: int) -> list[bytes]:
+    from python_jobs.generate.lineage import SyntheticSpec
+    from python_jobs.generate.lineage import events as synthetic_events
+
+    spec = SyntheticSpec(events=COLLECTOR_EVENTS, jobs=20, seed=seed + 2, base_columns=6)
+    return [json.dumps(event, sort_keys=True).encode() for event in synthetic_events(spec)]
+
+
+def collector_ingest(work: Workspace, landing: Path, digest_out: Path, log_name: str) -> dict:
+    work.restore("empty")
+    proc = work.child(["--ingest-landing", str(landing), "--event-digest-out", str(digest_out)], (),
+                      log_name)
+    if proc.returncode != 0:
+        raise RuntimeError(f"ingest of {landing} failed: {_tail(work.logs() / f'{log_name}.err')}")
+    return dict(json.loads(digest_out.read_text()))
+
+
+def prepare_collector(work: Workspace, bodies: list[bytes], log: Callable[[str], None]) -> dict:
+    """The uninterrupted load and its ingest: the reference digest (computed once per work folder)."""
+    from python_jobs.ops.collector_faults import prepare_landing, run_load
+
+    ref = work.reference(COLLECTOR)
+    digest_path = ref / "events.json"
+    if digest_path.exists():
+        return dict(json.loads(digest_path.read_text()))
+    started = time.monotonic()
+    ref.mkdir(parents=True, exist_ok=True)
+    work.logs().mkdir(parents=True, exist_ok=True)
+    landing = prepare_landing(work.root / "collector" / "landing")
+    run_load(landing, bodies, None, 0, work.logs() / "collector-reference.log")
+    reference = collector_ingest(work, landing, digest_path, "collector-reference-ingest")
+    log(f"prepared the collector reference: {reference['rows']} events ({time.monotonic() - started:.0f}s)")
+    return reference
+
+
+def run_collector_point(work: Workspace, bodies: list[bytes], reference: dict, point: Point) -> PointResult:
+    from python_jobs.ops.collector_faults import (
+        check_landing,
+        compare_event_digests,
+        landed_lines,
+        prepare_landing,
+        run_load,
+    )
+
+    started = time.monotonic()
+    label = point.label().replace(":", "_")
+    landing = prepare_landing(work.root / "collector" / "landing")
+    outcome = run_load(landing, bodies, point.step, point.delay_ms, work.logs() / f"{label}-collector.log")
+    problems = check_landing(outcome, bodies, landed_lines(landing))
+    out = work.root / "points" / label
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        got = collector_ingest(work, landing, out / "events.json", f"{label}-ingest")
+    except RuntimeError as error:
+        return PointResult(point, outcome.killed, False, False, False, time.monotonic() - started, error=str(error))
+    differences = compare_event_digests(reference, got)
+    if problems:
+        differences["landing"] = {"rows_reference": len(bodies), "rows_after": len(outcome.acknowledged),
+                                  "first_key": "; ".join(problems), "side": "collector"}
+    # The collector holds no warehouse lock: there is no lock to take over, so the note does not apply.
+    return PointResult(point, outcome.killed, True, not differences, True, time.monotonic() - started, differences)
+
+
 # ------------------------------------------------------------------------------------------------ report
 
 
@@ -308,7 +376,7 @@ def format_report(results: Sequence[PointResult], scenarios: Sequence[str]) -> s
     for scenario in scenarios:
         lines.append(row(scenario, [r for r in results if r.point.scenario == scenario]))
     lines.append(row("total", results))
-    killed = [r for r in results if r.killed]
+    killed = [r for r in results if r.killed and r.point.scenario != COLLECTOR]  # the collector takes no lock
     if killed:
         lines.append(f"lock left by the killed process taken over with a message: "
                      f"{sum(r.takeover_message for r in killed)} of {len(killed)}")
@@ -339,14 +407,23 @@ def run_suite(
     write_batch(batches / "batch-two", SIZES[size], seed + 1)
     all_steps = default_steps(batches / "batch-one", batches / "batch-two")
     wanted = set(scenarios) | {p.scenario for p in replay}
-    last_needed = max(i for i, s in enumerate(all_steps) if s.scenario in wanted)
-    steps = all_steps[: last_needed + 1]  # the chain up to the last scenario asked for
-    counts = prepare(work, steps, source_digest(batches) + f":{len(steps)}", log)
+    chained = [i for i, s in enumerate(all_steps) if s.scenario in wanted]
+    steps = all_steps[: max(chained) + 1] if chained else []  # the chain up to the last scenario asked for
+    counts = prepare(work, steps, source_digest(batches) + f":{len(steps)}", log) if steps else {}
     by_scenario = {s.scenario: s for s in steps if s.scenario}
+    bodies: list[bytes] = []
+    reference: dict = {}
+    if COLLECTOR in wanted:
+        bodies = collector_bodies(seed)
+        reference = prepare_collector(work, bodies, log)
+        counts[COLLECTOR] = len(bodies) - 1
     planned = list(replay) or plan_points([s for s in SCENARIOS if s in wanted], counts, points, seed)
     results = []
     for index, point in enumerate(planned, 1):
-        result = run_point(work, by_scenario[point.scenario], point)
+        if point.scenario == COLLECTOR:
+            result = run_collector_point(work, bodies, reference, point)
+        else:
+            result = run_point(work, by_scenario[point.scenario], point)
         status = "converged" if result.converged else ("MISMATCH" if result.rerun_ok else "RERUN FAILED")
         log(f"[{index}/{len(planned)}] {point.label():<28} killed={result.killed!s:<5} {status} "
             f"({result.seconds:.0f}s)")

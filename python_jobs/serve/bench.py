@@ -21,6 +21,7 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from python_jobs.generate.lineage import SyntheticSpec, events
@@ -52,6 +53,20 @@ def landed_lines(landing: Path) -> int:
     )
 
 
+@dataclass(frozen=True)
+class CollectorBench:
+    """What ``bench collector`` measured: per (fsync, clients) the load result (``events_per_s``,
+    ``p50_ms``, ``p99_ms``, ``acked``, ``load_average``), the mean event size and the freshness samples."""
+
+    results: dict[tuple[bool, int], dict]
+    mean_event_bytes: float
+    freshness: list[float]
+
+    def ratio(self, clients: int) -> float:
+        bound = self.results[(False, clients)]["events_per_s"]
+        return self.results[(True, clients)]["events_per_s"] / bound if bound else 0.0
+
+
 def run_collector_bench(
     settings: Settings,
     clients: list[int],
@@ -60,7 +75,7 @@ def run_collector_bench(
     freshness: bool = True,
     freshness_every: float = 5.0,
     freshness_events: int = 3,
-) -> None:
+) -> CollectorBench:
     work_dir.mkdir(parents=True, exist_ok=True)
     events_file = work_dir / "events.ndjson"
     mean_size = write_bench_events(events_file)
@@ -96,9 +111,11 @@ def run_collector_bench(
         print(f"| {count} | {durable['events_per_s']:.0f} | {durable['p50_ms']:.2f} | {durable['p99_ms']:.2f} | "
               f"{bound['events_per_s']:.0f} | {bound['p50_ms']:.2f} | {bound['p99_ms']:.2f} | {ratio:.2f} | "
               f"{durable['load_average']} / {bound['load_average']} |")
+    samples: list[float] = []
     if freshness:
         print()
-        measure_freshness(settings, work_dir, freshness_every, freshness_events)
+        samples = measure_freshness(settings, work_dir, freshness_every, freshness_events)
+    return CollectorBench(results, mean_size, samples)
 
 
 def measure_freshness(settings: Settings, work_dir: Path, every: float, count: int) -> list[float]:

@@ -15,6 +15,7 @@ AREA_TITLES = (
     "Facets",
     "Changelog",
     "Registry",
+    "Collector (POST /api/v1/lineage on loopback)",
 )
 NUMBER = re.compile(r"\d")
 
@@ -54,6 +55,7 @@ def every_area_from_figures(tmp_path: Path) -> tuple[list[Area], list[tuple[str,
     from python_jobs.facets.bench import FacetBench, Measured
     from python_jobs.lineage.bench import Cost, ExampleResult, SizeResult
     from python_jobs.registry.bench import MIGRATION_BUILD_STEP, Figure
+    from python_jobs.serve.bench import CollectorBench
 
     def history(events: int, build: float) -> SizeResult:
         return SizeResult(events, events * 3_000, Cost(2.0, 3.5), Cost(5.0, 8.0), events, 0, build, 100, 1.0,
@@ -76,6 +78,11 @@ def every_area_from_figures(tmp_path: Path) -> tuple[list[Area], list[tuple[str,
         areas.facets_table(facets, 128 * 1024),
         areas.changelog_table(changelog),
         areas.registry_table(registry, 100),
+        areas.collector_table(CollectorBench({
+            (fsync, clients): {"events_per_s": (3_000 if fsync else 5_000) * clients ** 0.3, "p50_ms": 2.0,
+                               "p99_ms": 8.0 * clients ** 0.5, "acked": 1, "load_average": "1.0"}
+            for fsync in (True, False) for clients in (1, 8, 32)
+        }, 2_900.0, [90.0, 20.0, 22.0])),
     ]
     plot_dir = tmp_path / "docs" / "bench"
     drawn = [
@@ -109,6 +116,9 @@ def test_every_area_renders_with_baselines_ratios_targets_and_plots(tmp_path: Pa
         "ingest vs Spark from_json + Parquet write (floor), JVM CPU": "**missed**",  # 8.0 / 3.5 CPU s
         "+100-event batch: build on the 10,000-event history": "met",  # 4.0 / 4.0 s
         "no new events: build": "met",  # 2.5 s
+        "acknowledged events/s, 32 clients": "met",  # 0.6 of the no-fsync bound
+        "acknowledged events/s at 32 clients (goal)": "met",  # about 8,500 events/s
+        "p99 at 32 clients (goal)": "met",  # 45 ms
     }  # no pipeline target below 1M events
     assert "- Lineage ingest: ingest vs Spark from_json + Parquet write (floor), JVM CPU" in report
     assert "Smoke run" not in report
