@@ -19,7 +19,8 @@ from pyspark.sql import SparkSession
 from python_jobs.bench.report import Area, Row, Target, rate, ratio, seconds
 from python_jobs.settings import Settings
 
-ALL_AREAS = ("lineage", "facets", "changelog", "registry", "collector")
+# "api" runs on the lineage area's largest warehouse, before it is dropped: it needs "lineage".
+ALL_AREAS = ("lineage", "api", "facets", "changelog", "registry", "collector")
 DEFAULT_SIZE = 1_000_000
 NAMED_SIZES = {"small": 20_000, "tiny": 2_000}
 PIPELINE_TARGET_EVENTS = 1_000_000
@@ -108,9 +109,11 @@ def duckdb_parse_and_write(path: Path, out: Path) -> PeerCost:
 
 
 def lineage_areas(
-    spark: SparkSession, settings: Settings, plan: Plan, work_dir: Path, timings: list[tuple[str, float]]
+    spark: SparkSession, settings: Settings, plan: Plan, work_dir: Path, timings: list[tuple[str, float]],
+    api: bool = False,
 ) -> tuple[list[Area], Any, Any]:
-    """The three lineage tables, and the small and large history results (for the plot)."""
+    """The three lineage tables (and the read API's, with ``api``), and the small and large history
+    results (for the plot)."""
     from python_jobs.lineage.bench import Figures, bench_proposal_example, bench_size, drop_prefix
 
     figures = Figures()
@@ -129,15 +132,52 @@ def lineage_areas(
         took, large = timed(lambda: bench_size(
             spark, settings, lineage_dir, plan.size, figures, increment_events=plan.increment, prefix=prefix
         ))
-        drop_prefix(spark, settings, prefix)
         timings.append((f"lineage: {plan.size:,}-event history, floor + ingest + 3 builds", took))
+        api_table = read_api_area(spark, settings.with_prefix(prefix), plan, timings) if api else None
+        drop_prefix(spark, settings, prefix)
         duck_out = lineage_dir / "duckdb.parquet"
         took, duck = timed(lambda: _duckdb_or_error(lineage_dir / f"synthetic_{plan.size}.ndjson", duck_out))
         timings.append(("lineage: DuckDB read_json of the same file", took))
     finally:
         drop_prefix(spark, settings, prefix)
         shutil.rmtree(lineage_dir, ignore_errors=True)
-    return [ingest_area(large, duck), build_area(large, example), incremental_area(small, large)], small, large
+    tables = [ingest_area(large, duck), build_area(large, example), incremental_area(small, large)]
+    return [*tables, *([api_table] if api_table else [])], small, large
+
+
+API_LATENCY_TARGET = Target(300, on_measured=True, unit=" ms")
+API_REQUESTS = 200
+
+
+def read_api_area(spark: SparkSession, scoped: Settings, plan: Plan, timings: list[tuple[str, float]]) -> Area:
+    """The Marquez read API on the large history: the models it reads are built on top of the lineage
+    core, its snapshot loaded, then each request kind timed over HTTP one at a time."""
+    from python_jobs.dbt import run_dbt
+    from python_jobs.marquez_api.bench import BUILD, measure_api
+
+    try:
+        took, _ = timed(lambda: run_dbt(scoped, BUILD))
+        timings.append(("read API: the facet and column-lineage models on the large history", took))
+        took, measured = timed(lambda: measure_api(spark, scoped, API_REQUESTS))
+        timings.append(("read API: snapshot load + timed requests", took))
+    except Exception as error:
+        return Area("Marquez read API", "target", error=f"{type(error).__name__}: {error}")
+    return read_api_table(measured, plan.size)
+
+
+def read_api_table(measured: Any, events: int) -> Area:
+    area = Area("Marquez read API", "p50 (same requests)")
+    for name in ("get_dataset", "list_job_runs (limit 100)", "lineage depth 5"):
+        p50, p95, slowest = measured.summary(name)
+        area.add(Row(f"{name}: p95 (max {slowest:,.0f} ms)", f"{p95:,.1f} ms", f"{p50:,.1f} ms", ratio(p95, p50),
+                     API_LATENCY_TARGET, p95))
+    area.add(Row("snapshot load (after each build)", seconds(measured.snapshot_seconds)))
+    area.notes.append(
+        f"{events:,}-event history ({measured.counts}); {API_REQUESTS} requests of each kind over HTTP on "
+        f"loopback after 30 warm-up requests, one at a time, in the process holding the snapshot; load average "
+        f"{measured.load_before} before, {measured.load_after} after."
+    )
+    return area
 
 
 def _duckdb_or_error(path: Path, out: Path) -> PeerCost | str:

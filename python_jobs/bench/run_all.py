@@ -56,7 +56,7 @@ def run_all(
     plot_files: list[tuple[str, str]] = []
     plot_dir = out.parent / PLOT_DIR
     if "lineage" in only:
-        _lineage(spark, settings, plan, work_dir, out, plot_dir, timings, tables, plot_files)
+        _lineage(spark, settings, plan, work_dir, out, plot_dir, timings, tables, plot_files, api="api" in only)
     if "facets" in only:
         took, facets = areas.timed(lambda: _guarded("Facets", lambda: areas.facets_area(spark, settings, plan)))
         tables.append(facets)
@@ -90,10 +90,10 @@ def run_all(
 
 def _lineage(
     spark: SparkSession, settings: Settings, plan: areas.Plan, work_dir: Path, out: Path, plot_dir: Path,
-    timings: list[tuple[str, float]], tables: list[Area], plot_files: list[tuple[str, str]],
+    timings: list[tuple[str, float]], tables: list[Area], plot_files: list[tuple[str, str]], api: bool = False,
 ) -> None:
     try:
-        lineage_tables, small, large = areas.lineage_areas(spark, settings, plan, work_dir, timings)
+        lineage_tables, small, large = areas.lineage_areas(spark, settings, plan, work_dir, timings, api)
     except Exception as error:
         traceback.print_exc()
         tables.append(Area("Lineage", "baseline", error=f"{type(error).__name__}: {error}"))

@@ -16,8 +16,8 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     bench = groups["bench"].add_parser(
         "all",
         help="every area's benchmark with its baseline, one Markdown report (BENCHMARKS.md) and plots",
-        description="Runs the lineage, facets, changelog and registry benchmarks (and the collector's, when "
-        "installed) in one Spark session, each against its baseline or peer measured in the same run, and "
+        description="Runs the lineage, read API, facets, changelog, registry and collector benchmarks in one "
+        "Spark session (api measures the Marquez read API on the lineage area's largest warehouse), each against its baseline or peer measured in the same run, and "
         "writes one Markdown report with the machine, versions and the command, plus PNG plots in "
         "docs/bench/ beside it.",
     )

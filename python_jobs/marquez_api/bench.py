@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 import statistics
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
@@ -68,18 +69,31 @@ def time_requests(client: httpx.Client, paths: list[str]) -> list[float]:
     return timings
 
 
-def run_api_bench(
-    spark: SparkSession, settings: Settings, events: int, requests: int, work_dir: Path, rebuild: bool = False
-) -> None:
-    scoped = bench_warehouse(spark, settings, events, work_dir, rebuild)
-    figures = Figures()
-    part = f"{events:,} events"
+@dataclass(frozen=True)
+class ApiLatency:
+    """Milliseconds per request kind (one request at a time, after a warm-up), and the snapshot load."""
+
+    snapshot_seconds: float
+    counts: str
+    timings: dict[str, list[float]]
+    load_before: str
+    load_after: str
+
+    def summary(self, name: str) -> tuple[float, float, float]:
+        values = self.timings[name]
+        return statistics.median(values), percentile(values, 0.95), max(values)
+
+
+LATENCY_CASES = ("get_dataset", "list_job_runs (limit 100)", "lineage depth 5")
+
+
+def measure_api(spark: SparkSession, scoped: Settings, requests: int) -> ApiLatency:
+    """Loads the read API's snapshot of ``scoped`` and times each request kind over HTTP on loopback."""
     started = time.monotonic()
     api = MarquezReadApi(spark, scoped)
-    figures.add(part, "snapshot load s (after each build)", f"{time.monotonic() - started:.1f}")
+    snapshot_seconds = time.monotonic() - started
     snap = api.snapshot
-    figures.add(part, "jobs / datasets / runs", f"{len(snap.jobs):,} / {len(snap.datasets):,} / "
-                f"{len(snap.run_index):,}")
+    counts = f"{len(snap.jobs):,} jobs / {len(snap.datasets):,} datasets / {len(snap.run_index):,} runs"
     rng = random.Random(11)
     datasets = sorted(snap.datasets)
     jobs = sorted(snap.jobs)
@@ -97,14 +111,31 @@ def run_api_bench(
         namespace, name = rng.choice(datasets)
         return f"{v1}/lineage?nodeId={quote(f'dataset:{namespace}:{name}', safe='')}&depth=5"
 
-    cases = {"get_dataset": dataset, "list_job_runs (limit 100)": job_runs, "lineage depth 5": lineage}
+    cases = dict(zip(LATENCY_CASES, (dataset, job_runs, lineage), strict=True))
+    timings: dict[str, list[float]] = {}
     with serve_in_thread(read_routes(api)) as base_url, httpx.Client(base_url=base_url, timeout=60) as client:
         for make in cases.values():
             time_requests(client, [make() for _ in range(30)])
-        figures.add(part, "load average before timing (1/5/15 min)", load_average())
+        before = load_average()
         for name, make in cases.items():
-            timings = time_requests(client, [make() for _ in range(requests)])
-            figures.add(part, f"{name}: p50 / p95 / max ms",
-                        f"{statistics.median(timings):.1f} / {percentile(timings, 0.95):.1f} / {max(timings):.1f}")
-        figures.add(part, "load average after (1/5/15 min)", load_average())
+            timings[name] = time_requests(client, [make() for _ in range(requests)])
+        after = load_average()
+    return ApiLatency(snapshot_seconds, counts, timings, before, after)
+
+
+def run_api_bench(
+    spark: SparkSession, settings: Settings, events: int, requests: int, work_dir: Path, rebuild: bool = False
+) -> ApiLatency:
+    scoped = bench_warehouse(spark, settings, events, work_dir, rebuild)
+    measured = measure_api(spark, scoped, requests)
+    figures = Figures()
+    part = f"{events:,} events"
+    figures.add(part, "snapshot load s (after each build)", f"{measured.snapshot_seconds:.1f}")
+    figures.add(part, "jobs / datasets / runs", measured.counts)
+    figures.add(part, "load average before timing (1/5/15 min)", measured.load_before)
+    for name in LATENCY_CASES:
+        p50, p95, slowest = measured.summary(name)
+        figures.add(part, f"{name}: p50 / p95 / max ms", f"{p50:.1f} / {p95:.1f} / {slowest:.1f}")
+    figures.add(part, "load average after (1/5/15 min)", measured.load_after)
     print(figures.table())
+    return measured
