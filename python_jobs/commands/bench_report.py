@@ -17,7 +17,8 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
         "all",
         help="every area's benchmark with its baseline, one Markdown report (BENCHMARKS.md) and plots",
         description="Runs the lineage, read API, facets, changelog, registry and collector benchmarks in one "
-        "Spark session (api measures the Marquez read API on the lineage area's largest warehouse), each against its baseline or peer measured in the same run, and "
+        "Spark session (api measures the Marquez read API on the lineage area's largest warehouse), each "
+        "against its baseline or peer measured in the same run, and "
         "writes one Markdown report with the machine, versions and the command, plus PNG plots in "
         "docs/bench/ beside it.",
     )
@@ -42,6 +43,8 @@ def selected_areas(text: str) -> tuple[str, ...]:
     unknown = chosen - set(ALL_AREAS)
     if unknown:
         raise UserFacingError(f"unknown area(s) {', '.join(sorted(unknown))}; choose from {', '.join(ALL_AREAS)}")
+    if "api" in chosen and "lineage" not in chosen:
+        raise UserFacingError("the api area measures the lineage area's largest warehouse: add lineage to --areas")
     return tuple(name for name in ALL_AREAS if name in chosen)
 
 

@@ -16,6 +16,7 @@ AREA_TITLES = (
     "Changelog",
     "Registry",
     "Collector (POST /api/v1/lineage on loopback)",
+    "Marquez read API",
 )
 NUMBER = re.compile(r"\d")
 
@@ -54,6 +55,7 @@ def every_area_from_figures(tmp_path: Path) -> tuple[list[Area], list[tuple[str,
     from python_jobs.changelog.bench import BenchConfig, BenchReport, RoundResult
     from python_jobs.facets.bench import FacetBench, Measured
     from python_jobs.lineage.bench import Cost, ExampleResult, SizeResult
+    from python_jobs.marquez_api.bench import LATENCY_CASES, ApiLatency
     from python_jobs.registry.bench import MIGRATION_BUILD_STEP, Figure
     from python_jobs.serve.bench import CollectorBench
 
@@ -83,6 +85,9 @@ def every_area_from_figures(tmp_path: Path) -> tuple[list[Area], list[tuple[str,
                                "p99_ms": 8.0 * clients ** 0.5, "acked": 1, "load_average": "1.0"}
             for fsync in (True, False) for clients in (1, 8, 32)
         }, 2_900.0, [90.0, 20.0, 22.0])),
+        areas.read_api_table(ApiLatency(60.0, "3 jobs / 4 datasets / 5 runs",
+                                        {name: [1.0, 2.0, 400.0 if "lineage" in name else 3.0] * 10
+                                         for name in LATENCY_CASES}, "1", "1"), 10_000),
     ]
     plot_dir = tmp_path / "docs" / "bench"
     drawn = [
@@ -119,6 +124,9 @@ def test_every_area_renders_with_baselines_ratios_targets_and_plots(tmp_path: Pa
         "acknowledged events/s, 32 clients": "met",  # 0.6 of the no-fsync bound
         "acknowledged events/s at 32 clients (goal)": "met",  # about 8,500 events/s
         "p99 at 32 clients (goal)": "met",  # 45 ms
+        "get_dataset: p95 (max 3 ms)": "met",
+        "list_job_runs (limit 100): p95 (max 3 ms)": "met",
+        "lineage depth 5: p95 (max 400 ms)": "**missed**",
     }  # no pipeline target below 1M events
     assert "- Lineage ingest: ingest vs Spark from_json + Parquet write (floor), JVM CPU" in report
     assert "Smoke run" not in report
