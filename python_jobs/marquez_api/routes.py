@@ -110,10 +110,8 @@ def read_routes(api: MarquezReadApi) -> list[BaseRoute]:
 
 def _page_handler(api: MarquezReadApi) -> Callable[[Request], Response]:
     def page(request: Request) -> Response:
-        try:
-            from python_jobs.lineage_page.render import render_lineage_page
-        except ImportError:
-            return error(501, "The lineage page renderer (python_jobs.lineage_page) is not installed in this build.")
+        from python_jobs.lineage_page.render import render_lineage_page
+
         try:
             node_id = request.query_params.get("nodeId")
             graph, details = lineage_page_inputs(api, node_id, _int(request, "depth") or 20)
