@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Protocol
 
 from python_jobs.errors import UserFacingError
+from python_jobs.ops.leftovers import remove_stale_writes
 from python_jobs.settings import Settings
 
 LOCAL_LOCK_NAME = "writer.lock"
@@ -361,7 +362,7 @@ def held_by_this_process(location: str) -> LockHolder | None:
 def writer_lock(settings: Settings, command: str, wait_seconds: float | None = None) -> Iterator[LockHolder]:
     """Holds the warehouse writer lock for the ``with`` block (re-entrant within this process)."""
     backend = backend_for(settings)
-    holder = acquire(backend, command, wait_seconds)
+    holder = _acquire_and_sweep(settings, backend, command, wait_seconds)
     try:
         yield holder
     finally:
@@ -377,6 +378,22 @@ def hold_until_exit(settings: Settings, command: str, wait_seconds: float | None
     already = held_by_this_process(backend.location)
     if already is not None:
         return already
-    holder = acquire(backend, command, wait_seconds)
+    holder = _acquire_and_sweep(settings, backend, command, wait_seconds)
     atexit.register(release, backend)
+    return holder
+
+
+def _acquire_and_sweep(
+    settings: Settings, backend: LockBackend, command: str, wait_seconds: float | None
+) -> LockHolder:
+    """Takes the lock; on a fresh (not re-entrant) acquisition, first removes the unfinished writes that a
+    killed writer left in table folders, which the next write would otherwise merge (ops/leftovers.py)."""
+    fresh = held_by_this_process(backend.location) is None
+    holder = acquire(backend, command, wait_seconds)
+    if fresh:
+        try:
+            remove_stale_writes(settings)
+        except BaseException:
+            release(backend)
+            raise
     return holder

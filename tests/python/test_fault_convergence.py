@@ -13,6 +13,7 @@ from python_jobs.commands.warehouse import table_fingerprint
 from python_jobs.ingest import lineage as ingest_module
 from python_jobs.ingest.lineage import RAW_TABLE, REJECTED_TABLE, HadoopFiles, ingest_lineage
 from python_jobs.ops.faults import Point, batch_files, format_report, plan_points, run_suite, write_batch
+from python_jobs.ops.lock import writer_lock
 from python_jobs.settings import LAYERS
 from python_jobs.spark import ensure_schemas
 
@@ -124,3 +125,28 @@ def test_ingest_creates_its_tables_over_a_folder_left_by_a_killed_create(spark, 
     report = ingest_lineage(spark, isolated_settings, [batch])
     assert report.reconciles() and report.rejected == 3
     assert spark.table(isolated_settings.table(*REJECTED_TABLE)).count() == 3
+
+
+def test_rows_of_a_write_killed_before_its_job_commit_are_not_merged_by_the_next_write(
+    spark, isolated_settings, capfd
+) -> None:
+    """Fault point ``build-incremental:461:778``: a build killed after some tasks of an insert had committed
+    left ``<table>/_temporary/0/task_*``; the re-run's insert, committing through the same folder, moved those
+    files in as well, and the model held its rows twice. Taking the writer lock removes the leftovers."""
+    table = isolated_settings.table("staging", "killed_insert")
+    spark.sql(f"create table {table} (id int) using parquet")
+    spark.sql(f"insert into {table} values (1), (2)")
+    folder = Path(spark.sql(f"describe formatted {table}").where("col_name = 'Location'").first()["data_type"]
+                  .removeprefix("file:"))
+    committed_task = folder / "_temporary" / "0" / "task_202611250000_0001_m_000000"
+    committed_task.mkdir(parents=True)
+    part = next(folder.glob("part-*"))
+    (committed_task / "part-00000-killed.snappy.parquet").write_bytes(part.read_bytes())
+
+    with writer_lock(isolated_settings, "dbt build"):
+        spark.sql(f"insert into {table} values (3)")
+    spark.sql(f"refresh table {table}")
+
+    assert sorted(row.id for row in spark.table(table).collect()) == [1, 2, 3]
+    assert not (folder / "_temporary").exists()
+    assert "removed 1 unfinished write folder(s) left by a killed writer" in capfd.readouterr().err

@@ -181,3 +181,25 @@ def test_local_lock_record_names_the_holder(tmp_path: Path) -> None:
         assert isinstance(seen, LockHolder) and seen.command == "warehouse compact" and seen.pid == os.getpid()
     finally:
         release(lock)
+
+
+def test_unfinished_writes_are_removed_when_the_lock_is_taken_not_when_reentered(tmp_path: Path, capfd) -> None:
+    settings = _local(tmp_path)
+    warehouse = tmp_path / "warehouse"
+    table = warehouse / "staging.db" / "revisions"
+    kept = [table / "part-00000.parquet", warehouse / "raw.db" / "lineage_events" / "_compacted-ingest_block=3" / "x"]
+    left = [table / "_temporary" / "0" / "task_1_m_000000" / "part-1.parquet",
+            warehouse / "raw.db" / "lineage_events" / "ingest_block=4" / "_temporary" / "0" / "p.parquet",
+            warehouse / "changelog.db" / "accounts" / ".spark-staging-42" / "p.parquet"]
+    for path in kept + left:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"x")
+
+    with writer_lock(settings, "dbt build"):
+        assert "removed 3 unfinished write folder(s)" in capfd.readouterr().err
+        # A write of this process's own, in progress: the re-entrant acquisition must leave it alone.
+        (table / "_temporary").mkdir()
+        with writer_lock(settings, "ingest lineage"):
+            assert (table / "_temporary").is_dir()
+    assert all(path.exists() for path in kept)
+    assert not any(path.exists() for path in left)
