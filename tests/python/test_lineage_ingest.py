@@ -16,6 +16,7 @@ from python_jobs.ingest.lineage import (
     ingest_lineage,
     stored_event_ids,
 )
+from python_jobs.lineage.event_validation import first_problem
 
 RUN_URL = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent"
 PRODUCER = "https://example.com/tests"
@@ -125,6 +126,9 @@ def test_bad_records_are_quarantined_with_their_reason_and_timestamps_normalised
         14: "missing required field job.name",
         15: "eventTime must be a string, got bigint",
     }
+    # The HTTP collector judges a body by the same rules: 400 with the same reason, 201 for the good ones.
+    assert {r["source_line"]: first_problem(r["raw_text"]) for r in rejected} == reasons
+    assert [first_problem(json.dumps(e)) for e in good] == [None, None, None]
 
 
 def test_ingest_seq_increases_across_runs_and_duplicates_across_runs(spark, isolated_settings, tmp_path):
