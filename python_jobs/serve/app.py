@@ -4,7 +4,9 @@ Answers: 201 once the event is durable in the landing folder; 400 with ``{"error
 a body that is not JSON or not a valid event (the same rules as ``ingest lineage``:
 ``event_validation.first_problem`` interprets ``event_rules.RULES``), kept with its reason in
 ``rejected/``; 413 over ``max_body_bytes`` (checked on the decompressed size too); 401 when an API
-key is configured and the request does not carry it as ``Authorization: Bearer <key>``.
+key is configured and the request does not carry it as ``Authorization: Bearer <key>``. A client that
+goes away before the end of its body (fewer bytes than its ``Content-Length``, an unfinished chunked
+body) cannot be answered: it is counted ``abandoned`` and what it sent is kept in ``rejected/`` too.
 
 Other servers mount their routes beside these (``extra_routes``) and a ``BuildLoop`` runs beside
 the HTTP path in the same process (``build_loop``); the HTTP path itself never touches Spark.
@@ -93,7 +95,19 @@ class CollectorCounts:
 
 
 class BodyTooLarge(Exception):
-    pass
+    """Over ``max_body_bytes``; ``size`` is what the request declared or sent before it was refused."""
+
+    def __init__(self, message: str, size: int):
+        super().__init__(message)
+        self.size = size
+
+
+class BodyCutShort(Exception):
+    """The client went away before the end of its body; ``partial`` is what it sent."""
+
+    def __init__(self, message: str, partial: bytes):
+        super().__init__(message)
+        self.partial = partial
 
 
 Headers = dict[bytes, bytes]
@@ -166,17 +180,20 @@ class Collector:
         limit = self.config.max_body_bytes
         declared = headers.get(b"content-length", b"")
         if declared.isdigit() and int(declared) > limit:
-            raise BodyTooLarge(f"the body has {int(declared)} bytes; the limit is {limit}")
+            raise BodyTooLarge(f"the body has {int(declared)} bytes; the limit is {limit}", int(declared))
         chunks: list[bytes] = []
         size = 0
         while True:
             message = await receive()
             if message["type"] == "http.disconnect":
-                raise ConnectionResetError("the client went away before sending its body")
+                expected = f" of {int(declared)}" if declared.isdigit() else ""
+                raise BodyCutShort(
+                    f"the client went away after sending {size}{expected} bytes of its body", b"".join(chunks)
+                )
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > limit:
-                raise BodyTooLarge(f"the body has more than {limit} bytes")
+                raise BodyTooLarge(f"the body has more than {limit} bytes", size)
             chunks.append(chunk)
             if not message.get("more_body", False):
                 return b"".join(chunks)
@@ -195,13 +212,13 @@ class Collector:
         except zlib.error as error:
             raise ValueError(f"the body is not valid {encoding}: {error}") from error
         if len(data) > limit or inflater.unconsumed_tail:
-            raise BodyTooLarge(f"the decompressed body has more than {limit} bytes")
+            raise BodyTooLarge(f"the decompressed body has more than {limit} bytes", len(body))
         if not inflater.eof:
             raise ValueError(f"the {encoding} body is truncated")
         return data
 
     async def reject(self, request: RequestFacts, status: int, reason: str, body: bytes | None, size: int) -> None:
-        """Keeps a refused body with its reason (400) or the facts of a refused request (413)."""
+        """Keeps a refused body with its reason (400, or a body cut short) or the facts of a refused request (413)."""
         record: dict[str, object] = {
             "received_at": datetime.now(UTC).isoformat(timespec="microseconds"),
             "remote": request.remote,
@@ -233,12 +250,14 @@ class Collector:
             body = self.decoded(raw, facts.encoding)
         except BodyTooLarge as error:
             counts.too_large += 1
-            await self.reject(facts, 413, str(error), None, len(raw))
+            await self.reject(facts, 413, str(error), None, error.size)
             return 413, _error(str(error)), []
         except ValueError as error:
             return await self._bad_request(facts, str(error), raw)
-        except ConnectionResetError as error:
+        except BodyCutShort as error:
+            # Nobody reads the answer, but what arrived is kept with the reason like any refused body.
             counts.abandoned += 1
+            await self.reject(facts, 400, str(error), error.partial, len(error.partial))
             return 400, _error(str(error)), []
         try:
             text = body.decode("utf-8")

@@ -112,6 +112,19 @@ def test_rejections_write_nothing_and_are_audited(spark, isolated_settings, tmp_
         "primary_key_mismatch",
         "bad_primary_key",
     ]
+    # Counted per snapshot: every file offered is loaded whole (its rows in raw) or rejected whole
+    # (its rows read recorded in the audit row, none in raw).
+    audit = spark.table(settings.table("audit", "snapshot_rejections")).orderBy("ingested_at").collect()
+    by_file = {Path(r.source_file).stem: (r.reason, r.rows_read, r.detail) for r in audit}
+    assert by_file["dupes"][:2] == ("bad_primary_key", 3)
+    assert by_file["dupes"][2].endswith("dupes.csv: duplicate primary keys, e.g. (person_id='p1') x2")
+    assert by_file["nulls"][:2] == ("bad_primary_key", 2)
+    assert by_file["nulls"][2].endswith("nulls.csv: NULL primary key values, e.g. (person_id=None)")
+    assert by_file["older"][:2] == ("snapshot_out_of_order", 1)
+    assert "older.csv: snapshot time 2024-04-30 02:00:00 is older than the newest loaded snapshot " \
+        "(2024-05-01 02:00:00, snapshot 0); snapshots must be loaded in time order" in by_file["older"][2]
+    assert by_file["dupes_no_key"][:2] == ("bad_primary_key", 2)
+    assert spark.table(table).count() == first.rows == 2
 
 
 def test_malformed_csv_and_lossy_types_reject_the_whole_snapshot(spark, isolated_settings, tmp_path):

@@ -5,6 +5,7 @@ files are ingested here, in the test session's SparkSession, into an isolated wa
 
 from __future__ import annotations
 
+import base64
 import gzip
 import json
 import shutil
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import pytest
 import requests
-from lineage_events import run_event  # tests/python is on sys.path
+from lineage_events import RUN_ID, run_event  # tests/python is on sys.path
 from openlineage.client.serde import Serde
 from openlineage.client.transport.http import HttpConfig, HttpTransport
 from pyspark.sql import functions as F
@@ -227,3 +228,71 @@ def test_sigkill_mid_load_loses_no_acknowledged_event_and_ingest_stores_each_onc
     assert per_event.count() == len(sent) and per_event.where(F.col("count") != 1).count() == 0
     print(f"kill test: acknowledged before kill {len(acknowledged_before_kill)}, landed at kill "
           f"{len(landed_at_kill)}, acknowledged {len(acknowledged)}, landed {len(landed)}, ingested {report.accepted}")
+
+
+def wait_idle(port: int, timeout: float = 10.0) -> dict:
+    """The counts once no request is in flight (a client that hung up is counted when the server notices)."""
+    deadline = time.monotonic() + timeout
+    while (counts := health(port))["in_flight"] and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return counts
+
+
+def test_oversized_and_truncated_bodies_are_refused_kept_and_counted(landing, tmp_path):
+    """Each refused body is answered 4xx with its reason, kept in rejected/ and counted once; a 10 MB
+    event under the default limit (16 MiB) lands whole. The real client sends what it can produce;
+    requests and a raw socket send what no OpenLineage client sends (cut or streamed bodies)."""
+    limit = 16 * 1024 * 1024
+    port = free_port()
+    server = start_collector(landing, port, log=tmp_path / "collector.log")
+    url = f"http://127.0.0.1:{port}/api/v1/lineage"
+    client, gzipped = transport(port), transport(port, compression="gzip")
+    ten_mb = run_event(run={"runId": RUN_ID, "facets": {"big": {"rows": ["x" * 1000] * 10_500}}})
+    over = run_event(job={"namespace": "tests", "name": "job", "facets": {"doc": {"text": "x" * limit}}})
+    over_bytes = len(Serde.to_json(over).encode())
+    body = Serde.to_json(run_event(eventType="COMPLETE")).encode()
+    packed = gzip.compress(body)
+    try:
+        assert emit(client, ten_mb) == (201, None)
+        # Over the limit as sent (Content-Length), and as inflated (small on the wire).
+        assert emit(client, over) == (413, {"error": f"the body has {over_bytes} bytes; the limit is {limit}"})
+        assert emit(gzipped, over) == (413, {"error": f"the decompressed body has more than {limit} bytes"})
+        # Streamed without a Content-Length (chunked): refused once past the limit.
+        chunks = (b"x" * 1024 * 1024 for _ in range(17))
+        streamed = requests.post(url, data=chunks, timeout=30)
+        assert (streamed.status_code, streamed.json()) == (413, {"error": f"the body has more than {limit} bytes"})
+        # JSON cut mid-way, and a gzip stream cut short (Content-Length right for what is sent).
+        cut = requests.post(url, data=body[:100], headers={"Content-Type": "application/json"}, timeout=10)
+        assert (cut.status_code, cut.json()) == (400, {"error": "not valid JSON or not a JSON object"})
+        short_gzip = requests.post(url, data=packed[:-10], headers={"Content-Encoding": "gzip"}, timeout=10)
+        assert (short_gzip.status_code, short_gzip.json()) == (400, {"error": "the gzip body is truncated"})
+        # A Content-Length larger than what is sent, then the client hangs up: nobody is left to
+        # answer, so it is counted as abandoned and what did arrive is kept.
+        left = socket.create_connection(("127.0.0.1", port))
+        left.sendall(b"POST /api/v1/lineage HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                     b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body[:100])
+        time.sleep(0.2)
+        left.close()
+        counts = wait_idle(port)
+        assert {key: counts[key] for key in ("received", "accepted", "rejected", "too_large", "unauthorized",
+                                              "abandoned", "in_flight")} == {
+            "received": 7, "accepted": 1, "rejected": 2, "too_large": 3, "unauthorized": 0, "abandoned": 1,
+            "in_flight": 0}
+        assert counts["reconciles"]
+    finally:
+        assert stop_collector(server) in (0, -signal.SIGTERM)
+    assert landed_texts(landing) == [Serde.to_json(ten_mb)]
+    kept = {r["reason"]: r for r in rejected_records(landing)}
+    assert sorted((r["status"], reason, r.get("body"), r.get("body_base64")) for reason, r in kept.items()) == sorted([
+        (413, f"the body has {over_bytes} bytes; the limit is {limit}", None, None),
+        (413, f"the decompressed body has more than {limit} bytes", None, None),
+        (413, f"the body has more than {limit} bytes", None, None),
+        (400, "not valid JSON or not a JSON object", body[:100].decode(), None),
+        (400, "the gzip body is truncated", None, base64.b64encode(packed[:-10]).decode()),
+        (400, f"the client went away after sending 100 of {len(body)} bytes of its body", body[:100].decode(), None),
+    ])
+    sizes = {reason: r["size"] for reason, r in kept.items()}
+    assert sizes[f"the body has {over_bytes} bytes; the limit is {limit}"] == over_bytes  # as declared
+    assert 0 < sizes[f"the decompressed body has more than {limit} bytes"] < 1024 * 1024  # as sent
+    assert limit < sizes[f"the body has more than {limit} bytes"] <= limit + 1024 * 1024  # read until refused
+    assert sizes["the gzip body is truncated"] == len(packed) - 10

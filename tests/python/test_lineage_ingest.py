@@ -16,6 +16,7 @@ from python_jobs.ingest.lineage import (
     ingest_lineage,
     stored_event_ids,
 )
+from python_jobs.lineage.event_validation import first_problem
 
 RUN_URL = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent"
 PRODUCER = "https://example.com/tests"
@@ -66,8 +67,12 @@ def test_samples_counts_reconcile_and_reingest_changes_nothing(spark, isolated_s
     assert after == before
 
 
-def test_timestamps_validation_and_framing(spark, isolated_settings, tmp_path):
+def test_bad_records_are_quarantined_with_their_reason_and_timestamps_normalised(spark, isolated_settings, tmp_path):
+    """Malformed JSON, missing or mistyped required fields and template placeholders go to the audit
+    table with the first failing check's reason; timestamps with nanoseconds or without a zone are
+    accepted: truncated to microseconds, or read in the session zone (UTC) and flagged, as sent kept."""
     run_a, run_b, run_c = (f"0000000{i}-0000-4000-8000-000000000000" for i in (1, 2, 3))
+    assert spark.conf.get("spark.sql.session.timeZone") == "UTC"  # profiles.yml sets it for every target
     good = [
         run_event(run_a, event_time="2026-01-01T10:00:00.123456789Z"),  # nanoseconds
         run_event(run_b, event_time="2026-01-01T12:00:00+02:00"),  # offset
@@ -88,17 +93,25 @@ def test_timestamps_validation_and_framing(spark, isolated_settings, tmp_path):
         handle.write("\n".join(json.dumps(e) for e in good) + "\n\n")
         handle.write("\n".join(json.dumps(e) for e in bad) + "\n")
         handle.write("{not json\n")
+        handle.write(json.dumps({**run_event(run_a), "job": {"namespace": "tests"}}) + "\n")
+        handle.write(json.dumps(run_event(run_a, event_time=1767261600)) + "\n")
     report = ingest_lineage(spark, isolated_settings, [ndjson_gz])
-    assert (report.read, report.accepted, report.rejected, report.duplicates) == (12, 3, 9, 0)
+    assert (report.read, report.accepted, report.rejected, report.duplicates) == (14, 3, 11, 0)
+    assert report.reconciles()
 
-    raw = {r["run_id"]: r for r in rows(spark, isolated_settings, "raw", "lineage_events")}
+    raw_rows = rows(spark, isolated_settings, "raw", "lineage_events")
+    assert len(raw_rows) == report.accepted
+    raw = {r["run_id"]: r for r in raw_rows}
     assert str(raw[run_a]["event_time"]) == "2026-01-01 10:00:00.123456"
     assert str(raw[run_b]["event_time"]) == "2026-01-01 10:00:00"
     assert str(raw[run_c]["event_time"]) == "2026-01-01 10:00:00"
     assert [raw[r]["event_time_has_offset"] for r in (run_a, run_b, run_c)] == [True, True, False]
     assert raw[run_a]["event_time_raw"] == "2026-01-01T10:00:00.123456789Z"
+    assert raw[run_c]["event_time_raw"] == "2026-01-01T10:00:00"
 
     rejected = rows(spark, isolated_settings, "audit", "lineage_events_rejected")
+    assert len(rejected) == report.rejected
+    assert all(r["raw_text"] and r["source_file"] == str(ndjson_gz) for r in rejected)
     reasons = {r["source_line"]: r["reason"] for r in rejected}
     assert reasons == {
         5: "run.runId is not a UUID: not-a-uuid",
@@ -110,7 +123,12 @@ def test_timestamps_validation_and_framing(spark, isolated_settings, tmp_path):
         11: "not an OpenLineage event: it has no run, job or dataset",
         12: "run.runId is a template placeholder: ${json-unit.any-string}",
         13: "not valid JSON or not a JSON object",
+        14: "missing required field job.name",
+        15: "eventTime must be a string, got bigint",
     }
+    # The HTTP collector judges a body by the same rules: 400 with the same reason, 201 for the good ones.
+    assert {r["source_line"]: first_problem(r["raw_text"]) for r in rejected} == reasons
+    assert [first_problem(json.dumps(e)) for e in good] == [None, None, None]
 
 
 def test_ingest_seq_increases_across_runs_and_duplicates_across_runs(spark, isolated_settings, tmp_path):
@@ -195,16 +213,24 @@ def test_single_event_of_ten_megabytes(spark, isolated_settings, tmp_path):
     big_facet = {"_producer": PRODUCER, "_schemaURL": PRODUCER, "rows": ["x" * 1000] * 10_500}
     event = run_event("00000000-0000-4000-8000-0000000000bb", run={
         "runId": "00000000-0000-4000-8000-0000000000bb", "facets": {"big": big_facet}})
-    path = tmp_path / "big.json"
-    path.write_text(json.dumps(event))
-    assert path.stat().st_size > 10_000_000
+    path = tmp_path / "big.ndjson"
+    text = json.dumps(event)
+    cut = text[: len(text) - 100]  # the same event cut short: 10 MB of malformed JSON
+    path.write_text(text + "\n" + cut + "\n")
+    assert path.stat().st_size > 20_000_000
     report = ingest_lineage(spark, isolated_settings, [path])
-    assert (report.accepted, report.rejected) == (1, 0)
+    assert (report.read, report.accepted, report.rejected, report.duplicates) == (2, 1, 1, 0)
+    assert report.reconciles()
     stored = spark.table(isolated_settings.table("raw", "lineage_events")).select(
-        "event_bytes", "run_facets"
-    ).first()
-    assert stored["event_bytes"] > 10_000_000
-    assert json.loads(stored["run_facets"]["big"])["rows"][0] == "x" * 1000
+        "event_bytes", "run_facets", "event_json"
+    ).collect()
+    assert len(stored) == 1 and stored[0]["event_json"] == text
+    assert stored[0]["event_bytes"] > 10_000_000
+    assert json.loads(stored[0]["run_facets"]["big"])["rows"][0] == "x" * 1000
+    rejected = rows(spark, isolated_settings, "audit", "lineage_events_rejected")
+    assert [(r["source_line"], r["reason"], r["raw_text"]) for r in rejected] == [
+        (2, "not valid JSON or not a JSON object", cut)
+    ]
 
 
 @pytest.mark.corpus

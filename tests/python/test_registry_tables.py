@@ -187,3 +187,97 @@ def test_samples_breaking_change_recovery_rejections_and_idempotent_ingest(spark
     signup = {r.version: r.missing_before for r in spark.table(settings.table("registry", "registry_versions"))
               .where("name = 'signup'").collect()}
     assert signup == {"1-0-0": "", "1-0-2": "1-0-1"}
+
+
+# --- bad input: quarantined with the reason, counted (ingest only, no dbt) -------------------------
+
+
+def rejected_reasons(spark, settings, table: str, key: str) -> dict:
+    return {row[key]: row.reason for row in spark.table(settings.table("audit", table)).collect()}
+
+
+def test_invalid_schemaver_is_quarantined_with_the_rule_and_counted(spark, isolated_settings, tmp_path):
+    settings = isolated_settings
+    root = registry_with(tmp_path, ["1-0-0"])
+    folder = root / "schemas" / "com.example" / "checkout" / "jsonschema"
+    base = json.loads((CHECKOUT_DIR / "1-0-0").read_text())
+    for bad in ("1-0-x", "1-01-0", "0-1-0"):  # the self block agrees with the path, so SchemaVer is what fails
+        (folder / bad).write_text(json.dumps({**base, "self": {**base["self"], "version": bad}}))
+    report = ingest_registry(spark, settings, root)
+    assert (report.files, report.accepted, report.already_present, report.rejected) == (4, 1, 0, 3)
+    rule = "is not a SchemaVer: expected MODEL-REVISION-ADDITION, three non-negative integers without leading zeros, " \
+        "e.g. 1-0-2"
+    expected = {
+        "schemas/com.example/checkout/jsonschema/1-0-x": f"'1-0-x' {rule}",
+        "schemas/com.example/checkout/jsonschema/1-01-0": f"'1-01-0' {rule}",
+        "schemas/com.example/checkout/jsonschema/0-1-0": "'0-1-0' is not a SchemaVer: MODEL starts at 1",
+    }
+    assert rejected_reasons(spark, settings, "registry_rejected", "source_file") == expected
+    assert spark.table(settings.table("raw", "registry_schemas")).count() == report.accepted
+    # Again: the same files are counted again, and quarantined once.
+    again = ingest_registry(spark, settings, root)
+    assert (again.files, again.accepted, again.already_present, again.rejected) == (4, 0, 1, 3)
+    assert spark.table(settings.table("audit", "registry_rejected")).count() == 3
+
+
+def test_schema_gaps_are_registered_with_a_warning(spark, isolated_settings, tmp_path):
+    settings = isolated_settings
+    report = ingest_registry(spark, settings, registry_with(tmp_path, ["1-0-0", "1-0-2"]))
+    assert (report.files, report.accepted, report.already_present, report.rejected) == (2, 2, 0, 0)
+    gap = "com.example/checkout model 1: 1-0-1 missing (registry has 1-0-0, 1-0-2)"
+    assert report.gaps == [gap] and f"warning: version gap: {gap}" in report.lines()
+    assert spark.table(settings.table("raw", "registry_schemas")).count() == 2
+    assert spark.table(settings.table("audit", "registry_rejected")).count() == 0
+    # The missing version published later closes the gap.
+    filled = ingest_registry(spark, settings, registry_with(tmp_path, ["1-0-0", "1-0-1", "1-0-2"]))
+    assert (filled.files, filled.accepted, filled.already_present, filled.rejected, filled.gaps) == (3, 1, 2, 0, [])
+
+
+def test_events_that_fail_their_schema_are_quarantined_with_the_reason_and_counted(spark, isolated_settings, tmp_path):
+    """Also the self-describing side of timestamps: a date-time without a zone fails its schema; one with
+    nanoseconds is valid (kept as sent in data_json)."""
+    settings = isolated_settings
+    ingest_registry(spark, settings, registry_with(tmp_path, ["1-0-0", "1-0-1"]))
+    nanoseconds = {**V101_EXTRA, "placedAt": "2026-03-01T10:00:00.123456789Z"}
+    lines = [
+        checkout_event("1-0-0", "o1"),
+        checkout_event("1-0-0", "o1"),  # the same event twice: accepted, stored once
+        checkout_event("1-0-0", "o2", voucher="x"),
+        checkout_event("1-0-0", "o3", total="12.34"),
+        checkout_event("1-0-1", "o4", **{**V101_EXTRA, "placedAt": "2026-03-01T10:00:00"}),
+        checkout_event("1-0-1", "o5", **nanoseconds),
+    ]
+    path = events_file(tmp_path, "events", lines)
+    report = ingest_events(spark, settings, path)
+    assert (report.read, report.accepted, report.new, report.rejected) == (6, 3, 2, 3)
+    assert report.read == report.accepted + report.rejected
+    assert rejected_reasons(spark, settings, "sd_events_rejected", "source_line") == {
+        3: "unknown property 'voucher' at /",
+        4: "wrong type at /total: expected number, got string",
+        5: 'wrong format at /placedAt: expected date-time, got "2026-03-01T10:00:00"',
+    }
+    stored = spark.table(settings.table("raw", "sd_events")).collect()
+    assert sorted(r.source_line for r in stored) == [1, 6] and len(stored) == report.new
+    assert json.loads(next(r.data_json for r in stored if r.source_line == 6))["placedAt"] == nanoseconds["placedAt"]
+    again = ingest_events(spark, settings, path)  # nothing new anywhere
+    assert (again.read, again.accepted, again.new, again.rejected) == (6, 3, 0, 3)
+    assert spark.table(settings.table("audit", "sd_events_rejected")).count() == 3
+
+
+def test_events_of_unknown_schemas_are_quarantined_not_dropped(spark, isolated_settings, tmp_path):
+    settings = isolated_settings
+    ingest_registry(spark, settings, registry_with(tmp_path, ["1-0-0"]))
+    refund = json.dumps({"schema": "iglu:com.example/refund/jsonschema/1-0-0", "data": {"orderId": "o1"}})
+    path = events_file(tmp_path, "events", [checkout_event("1-0-0", "o1"), checkout_event("1-0-1", "o2"), refund])
+    report = ingest_events(spark, settings, path)
+    assert (report.read, report.accepted, report.new, report.rejected) == (3, 1, 1, 2)
+    rejected = spark.table(settings.table("audit", "sd_events_rejected")).collect()
+    assert sorted((r.source_line, r.schema_uri, r.reason) for r in rejected) == [
+        (2, "iglu:com.example/checkout/jsonschema/1-0-1",
+         "unknown schema: iglu:com.example/checkout/jsonschema/1-0-1 is not in the registry (registry has 1-0-0)"),
+        (3, "iglu:com.example/refund/jsonschema/1-0-0",
+         "unknown schema: iglu:com.example/refund/jsonschema/1-0-0 is not in the registry "
+         "(registry has no com.example/refund)"),
+    ]
+    assert all(r.raw_text for r in rejected)
+    assert spark.table(settings.table("raw", "sd_events")).count() == report.new
