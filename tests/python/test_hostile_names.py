@@ -399,7 +399,9 @@ def cli(monkeypatch, settings: Settings, argv: list[str], capsys) -> tuple[int, 
 
 
 def tables_in(spark, settings: Settings, *layers: str) -> list[str]:
-    return [f"{layer}.{t.name}" for layer in layers for t in spark.catalog.listTables(settings.schema(layer))]
+    # Session temporary views (dbt's `__dbt_tmp` of other tests) are listed with every database.
+    return [f"{layer}.{t.name}" for layer in layers for t in spark.catalog.listTables(settings.schema(layer))
+            if not t.isTemporary]
 
 
 def test_snapshot_dataset_names_that_cannot_name_a_table_are_refused(
