@@ -26,7 +26,15 @@ from python_jobs.keys import name_uuid
 from python_jobs.registry.catalog import RegisteredSchema, model_plans
 from python_jobs.registry.columns import schema_hash
 from python_jobs.registry.naming import table_name
-from python_jobs.registry.schemaver import SchemaKey, SchemaVer, SchemaVerError, gap_report, parse_schemaver
+from python_jobs.registry.schemaver import (
+    SchemaKey,
+    SchemaVer,
+    SchemaVerError,
+    gap_report,
+    key_part_problem,
+    parse_iglu_uri,
+    parse_schemaver,
+)
 from python_jobs.settings import Settings
 
 SUPPORTED_FORMAT = "jsonschema"
@@ -109,6 +117,11 @@ def check_schema_file(relative: Sequence[str], text: str) -> RegistrySchema | Re
     source = "schemas/" + "/".join(relative)
     if len(relative) != 4:
         return RegistryRejection(source, "not at schemas/<vendor>/<name>/<format>/<version>", text)
+    # Vendor and name become part of a typed table's name: refuse what Iglu URIs cannot hold.
+    for part, value in zip(("vendor", "name", "format"), relative, strict=False):
+        problem = key_part_problem(part, value)
+        if problem:
+            return RegistryRejection(source, f"{problem} (the folder names the schema)", text)
     try:
         document = json.loads(text)
     except ValueError as error:
@@ -166,9 +179,31 @@ def classify(
     new: list[RegistrySchema] = []
     already = 0
     rejected: list[RegistryRejection] = []
+    # Typed table name -> the family that has it: vendors and names differing only in case or in
+    # '.', '-' and '_' map to one table name, and a table holds one family.
+    owners: dict[str, str] = {}
+    for uri in sorted(registered):
+        try:
+            key = parse_iglu_uri(uri)
+        except SchemaVerError:
+            continue
+        owners.setdefault(table_name(key.vendor, key.name, key.version.model), key.family)
     for item in checked:
         if isinstance(item, RegistryRejection):
             rejected.append(item)
+            continue
+        key = item.key
+        table = table_name(key.vendor, key.name, key.version.model)
+        owner = owners.setdefault(table, key.family)
+        if owner != key.family:
+            rejected.append(
+                RegistryRejection(
+                    item.source_file,
+                    f"{key.family} model {key.version.model} would load into the typed table {table}, "
+                    f"which belongs to {owner}; rename the vendor or the name",
+                    item.text,
+                )
+            )
             continue
         known_hash = registered.get(item.key.uri)
         if known_hash is None:

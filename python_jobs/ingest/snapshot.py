@@ -184,6 +184,16 @@ def csv_header(path: Path) -> list[str]:
     return header
 
 
+def column(name: str) -> Column:
+    """A column by its name, whatever characters the name holds (backticks doubled inside backticks)."""
+    return F.col("`" + name.replace("`", "``") + "`")
+
+
+def sql_string(text: str) -> str:
+    """A Spark SQL string literal of ``text`` (column names reach table properties)."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
 def timestamp_literal(value: datetime) -> Column:
     """A naive UTC datetime as a Spark timestamp, read in the session zone (UTC), not Python's local zone."""
     return F.lit(value.isoformat(sep=" ")).cast("timestamp")
@@ -223,7 +233,7 @@ def read_snapshot_file(spark: SparkSession, path: Path, file_format: str) -> Dat
         )
         source_order = [c for c in first_json_keys(path) if c in frame.columns]
         rest = [c for c in frame.columns if c not in source_order]
-        return frame.select(*[F.col(f"`{c}`") for c in source_order + rest])
+        return frame.select(*[column(c) for c in source_order + rest])
     raise UserFacingError(f"unknown format {file_format!r}; use one of {', '.join(FORMATS)}")
 
 
@@ -241,12 +251,14 @@ def corrupt_examples(frame: DataFrame) -> list[str]:
 
 def key_problems(frame: DataFrame, primary_key: Sequence[str]) -> list[str]:
     """Examples of NULL and duplicate keys, as readable strings; empty when the key is sound (one Spark job)."""
-    key_cols = [F.col(f"`{c}`") for c in primary_key]
-    any_null = " or ".join(f"`{c}` is null" for c in primary_key)
+    key_cols = [column(c) for c in primary_key]
+    offending_rows = F.col("copies") > 1
+    for key_col in key_cols:
+        offending_rows = offending_rows | key_col.isNull()
     offending = (
         frame.groupBy(*key_cols)
         .agg(F.count(F.lit(1)).alias("copies"))
-        .where(f"copies > 1 or {any_null}")
+        .where(offending_rows)
         .orderBy(*key_cols)
         .limit(2 * EXAMPLE_LIMIT)
         .collect()
@@ -271,7 +283,7 @@ def _key_text(primary_key: Sequence[str], row: object) -> str:
 
 def content_digest(frame: DataFrame, columns: Sequence[str]) -> str:
     """Order-independent digest of the rows; equal digests mean the same snapshot was offered twice."""
-    row_hash = F.xxhash64(*[F.col(f"`{c}`").cast("string") for c in columns], F.lit("|"))
+    row_hash = F.xxhash64(*[column(c).cast("string") for c in columns], F.lit("|"))
     row = frame.select(F.count(F.lit(1)).alias("rows"), F.sum(row_hash.cast("decimal(38,0)")).alias("sum")).first()
     return f"{row['rows']}:{row['sum']}"
 
@@ -328,7 +340,7 @@ def conform_to_table(frame: DataFrame, table_schema: StructType, source: str) ->
             f"{source}: columns differ from the dataset's ({difference}); the first snapshot fixed the columns",
         )
     by_lower = {c.lower(): c for c in frame.columns}
-    pairs = [(F.col(f"`{by_lower[f.name.lower()]}`"), f) for f in table_schema.fields]
+    pairs = [(column(by_lower[f.name.lower()]), f) for f in table_schema.fields]
     casts = [column.cast(field.dataType).alias(field.name) for column, field in pairs]
     lossy = [
         column.isNotNull() & column.cast(field.dataType).isNull()
@@ -502,7 +514,7 @@ def _check_and_append(
 
     seq = newest.snapshot_seq + 1 if newest is not None else 0
     out = frame.select(
-        *[F.col(f"`{c}`") for c in data_columns],
+        *[column(c) for c in data_columns],
         timestamp_literal(snapshot_time).alias("snapshot_time"),
         timestamp_literal(effective_system_time).alias("system_time"),
         F.lit(source).alias("source_file"),
@@ -519,6 +531,6 @@ def _check_and_append(
         if primary_key:
             properties.append((PRIMARY_KEY_PROPERTY, ",".join(primary_key)))
     # Registering the snapshot is the commit point: readers ignore partitions without a property.
-    assignments = ", ".join(f"'{key}' = '{value}'" for key, value in properties)
+    assignments = ", ".join(f"{sql_string(key)} = {sql_string(value)}" for key, value in properties)
     spark.sql(f"alter table {table} set tblproperties ({assignments})")
     return SnapshotLoad(dataset, table, seq, snapshot_time, effective_system_time, rows_read, already_loaded=False)

@@ -7,11 +7,14 @@ the way data flows: dataset → job for an input, job → dataset for an output.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
 Direction = Literal["both", "upstream", "downstream"]
+# The ``#<version>`` that marquez-python appends to a column-lineage node id: a dataset version id.
+_VERSION_SUFFIX = re.compile(r"#[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 
 
 def dataset_node_id(namespace: str, name: str) -> str:
@@ -38,12 +41,12 @@ class NodeRef:
 def parse_node_id(node_id: str, known_namespaces: Iterable[str] = ()) -> NodeRef:
     """``dataset:ns:name``, ``job:ns:name`` or ``datasetField:ns:name:field``. Namespaces may hold
     colons (``postgres://host:5432``), so a known namespace that prefixes the rest wins over the
-    first colon. A ``#version`` suffix (the client's column-lineage call) is ignored. ValueError
-    when the id has no such shape."""
+    first colon. A ``#<version id>`` suffix (the client's column-lineage call) is ignored; any other
+    ``#`` belongs to the name. ValueError when the id has no such shape."""
     kind, sep, rest = node_id.partition(":")
     if not sep or kind not in ("dataset", "job", "datasetField") or not rest:
         raise ValueError(f"Invalid nodeId '{node_id}': expected dataset:<namespace>:<name> or job:<namespace>:<name>")
-    rest = rest.split("#", 1)[0]
+    rest = _VERSION_SUFFIX.sub("", rest)
     namespace = next(
         (ns for ns in sorted(known_namespaces, key=len, reverse=True) if rest.startswith(ns + ":")), None
     )

@@ -8,14 +8,35 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import unquote
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
-from starlette.routing import BaseRoute, Route
+from starlette.routing import BaseRoute, Match, Route
+from starlette.types import Scope
 
 from python_jobs.marquez_api.api import BadRequest, MarquezReadApi, NotFound, lineage_page_inputs
 
 API = "/api/v1"
+
+
+class EncodedPathRoute(Route):
+    """A route matched on the path as sent (percent-encoded), its parameters decoded afterwards.
+
+    Names come from the events: ``postgres://db:5432`` or ``/tmp/out`` hold slashes, which clients
+    send as ``%2F`` (marquez-python quotes every path argument). Starlette matches the decoded
+    path, where such a name spans several segments and no route matches; here each parameter is
+    one encoded segment, decoded as UTF-8 once it has matched.
+    """
+
+    def matches(self, scope: Scope) -> tuple[Match, Scope]:
+        raw_path = scope.get("raw_path")
+        if scope["type"] != "http" or raw_path is None or scope.get("root_path"):
+            return super().matches(scope)
+        match, child_scope = super().matches({**scope, "path": raw_path.decode("latin-1")})
+        if match is not Match.NONE:
+            child_scope["path_params"] = {key: unquote(value) for key, value in child_scope["path_params"].items()}
+        return match, child_scope
 
 
 def error(code: int, message: str) -> JSONResponse:
@@ -103,7 +124,9 @@ def read_routes(api: MarquezReadApi) -> list[BaseRoute]:
         ("/column-lineage", column_lineage),
         ("/search", search),
     ]
-    result: list[BaseRoute] = [Route(API + path, endpoint(answer), methods=["GET"]) for path, answer in routes]
+    result: list[BaseRoute] = [
+        EncodedPathRoute(API + path, endpoint(answer), methods=["GET"]) for path, answer in routes
+    ]
     result.append(Route("/", _page_handler(api), methods=["GET"]))
     return result
 

@@ -11,8 +11,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 _SCHEMAVER = re.compile(r"^(0|[1-9][0-9]*)-(0|[1-9][0-9]*)-(0|[1-9][0-9]*)$")
+# Iglu's characters for each part of a schema key; vendor and name become part of a table name.
+KEY_PARTS = {"vendor": r"[a-zA-Z0-9_.-]+", "name": r"[a-zA-Z0-9_-]+", "format": r"[a-zA-Z0-9_-]+"}
+KEY_PART_CHARACTERS = {
+    "vendor": "letters, digits, '.', '-' and '_'",
+    "name": "letters, digits, '-' and '_'",
+    "format": "letters, digits, '-' and '_'",
+}
 _IGLU_URI = re.compile(
-    r"^iglu:(?P<vendor>[a-zA-Z0-9_.-]+)/(?P<name>[a-zA-Z0-9_-]+)/(?P<format>[a-zA-Z0-9_-]+)/(?P<version>[^/]+)$"
+    rf"^iglu:(?P<vendor>{KEY_PARTS['vendor']})/(?P<name>{KEY_PARTS['name']})/(?P<format>{KEY_PARTS['format']})"
+    r"/(?P<version>[^/]+)$"
 )
 
 
@@ -57,6 +65,13 @@ def parse_schemaver(text: str) -> SchemaVer:
     if version.model < 1:
         raise SchemaVerError(f"{text!r} is not a SchemaVer: MODEL starts at 1")
     return version
+
+
+def key_part_problem(part: str, value: str) -> str | None:
+    """Why ``value`` cannot be the ``part`` (vendor, name or format) of a schema key, or None."""
+    if re.fullmatch(KEY_PARTS[part], value):
+        return None
+    return f"{part} {value!r} is not a valid Iglu {part}: use only {KEY_PART_CHARACTERS[part]}"
 
 
 def parse_iglu_uri(uri: str) -> SchemaKey:

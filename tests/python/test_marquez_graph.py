@@ -22,7 +22,11 @@ def test_node_ids_with_colons_in_the_namespace():
     known = ["postgres://db:5432", "file"]
     assert parse_node_id("dataset:postgres://db:5432:public.orders", known) == NodeRef(
         "dataset", "postgres://db:5432", "public.orders")
-    assert parse_node_id("datasetField:file:/tmp/t:col#v1", known) == NodeRef("datasetField", "file", "/tmp/t", "col")
+    version = "#0b6f8c3e-5d0a-3c1e-9f7a-2a4b6c8d0e1f"  # marquez-python appends a dataset version id
+    assert parse_node_id(f"datasetField:file:/tmp/t:col{version}", known) == NodeRef(
+        "datasetField", "file", "/tmp/t", "col")
+    # Any other `#` is part of the name.
+    assert parse_node_id("dataset:file:/tmp/t#2", known) == NodeRef("dataset", "file", "/tmp/t#2")
     assert parse_node_id("job:etl:daily", known) == NodeRef("job", "etl", "daily")
     with pytest.raises(ValueError):
         parse_node_id("table:x:y")

@@ -355,6 +355,33 @@ def test_a_published_version_is_immutable():
     assert new == [] and already == 0 and "already registered with different content" in rejected[0].reason
 
 
+def test_vendor_and_name_that_cannot_name_a_table_are_refused():
+    hostile = ("com.acme; drop table", "x", "jsonschema", "1-0-0")
+    rejected = check_schema_file(hostile, self_describing(vendor="com.acme; drop table", name="x"))
+    assert isinstance(rejected, RegistryRejection)
+    assert rejected.source_file == "schemas/com.acme; drop table/x/jsonschema/1-0-0"
+    assert rejected.reason == (
+        "vendor 'com.acme; drop table' is not a valid Iglu vendor: use only letters, digits, '.', '-' and '_' "
+        "(the folder names the schema)")
+    quoted = check_schema_file(("com.acme", "it's", "jsonschema", "1-0-0"), self_describing(name="it's"))
+    assert isinstance(quoted, RegistryRejection) and quoted.reason.startswith('name "it\'s" is not a valid Iglu name')
+
+
+def test_families_that_share_a_table_name_are_refused():
+    first = check_schema_file(("com.acme", "click", "jsonschema", "1-0-0"), self_describing())
+    twin = check_schema_file(("com.Acme", "click", "jsonschema", "1-0-0"), self_describing(vendor="com.Acme"))
+    dashed = check_schema_file(("com-acme", "click", "jsonschema", "1-0-0"), self_describing(vendor="com-acme"))
+    assert isinstance(first, RegistrySchema) and isinstance(twin, RegistrySchema) and isinstance(dashed, RegistrySchema)
+    new, already, rejected = classify([first, twin], {})
+    assert new == [first] and already == 0
+    assert [r.reason for r in rejected] == [
+        "com.Acme/click model 1 would load into the typed table com_acme_click_1, which belongs to com.acme/click; "
+        "rename the vendor or the name"]
+    # Against what the warehouse already holds, too.
+    new, _, rejected = classify([dashed], {first.key.uri: first.digest})
+    assert new == [] and "belongs to com.acme/click" in rejected[0].reason
+
+
 # --- event validation --------------------------------------------------------------------------
 
 EVENT_SCHEMA = obj(
