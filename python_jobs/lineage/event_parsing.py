@@ -34,7 +34,6 @@ from python_jobs.lineage.event_rules import (
     ENTRY_SCALARS,
     EVENT_TYPES,
     OFFSET_PATTERN,
-    PLACEHOLDER_PATTERN,
     RULES,
     RUN_EVENT_REQUIRED,
     SCALARS,
@@ -43,6 +42,8 @@ from python_jobs.lineage.event_rules import (
     UUID_PATTERN,
     Rule,
     message_parts,
+    placeholder_markers,
+    placeholder_pattern,
 )
 
 CORRUPT_COLUMN = "_corrupt_record"
@@ -193,10 +194,15 @@ def event_kind() -> Column:
     )
 
 
-def _may_be_placeholder(text: Column) -> Column:
-    """Every match of ``PLACEHOLDER_PATTERN`` contains ``{{`` or ``${``: a substring test that lets
-    almost every value skip the regular expression (the checks run on every field of every event)."""
-    return text.contains("{{") | text.contains("${")
+def _may_be_placeholder(text: Column, label: str) -> Column:
+    """Every match of the field's placeholder pattern contains one of its markers (``{{`` or ``${``): a
+    substring test that lets almost every value skip the regular expression (the checks run on every
+    field of every event)."""
+    first, *rest = placeholder_markers(label)
+    found = text.contains(first)
+    for marker in rest:
+        found = found | text.contains(marker)
+    return found
 
 
 def clearly_accepted(kind: Column) -> Column:
@@ -207,7 +213,7 @@ def clearly_accepted(kind: Column) -> Column:
     every record skips the CASE. Anything else (another kind, a null somewhere) only means the CASE
     decides, so this may be false for an accepted event but is never true for a rejected one."""
     text = lambda label: F.col(text_col(label))  # noqa: E731 - a short local alias reads best here
-    no_placeholder = [F.coalesce(~_may_be_placeholder(text(label)), F.lit(True)) for label in SCALARS]
+    no_placeholder = [F.coalesce(~_may_be_placeholder(text(label), label), F.lit(True)) for label in SCALARS]
     required = [
         text(label).isNotNull() & (F.trim(text(label)) != F.lit(""))
         for label in RUN_EVENT_REQUIRED
@@ -284,7 +290,7 @@ def _check(check: str, field: str, kind: Column) -> Column:
         return F.col(f"{side}_without_{entry_field}")
     text = F.col(text_col(field))
     if check == "placeholder":
-        return _may_be_placeholder(text) & text.rlike(PLACEHOLDER_PATTERN)
+        return _may_be_placeholder(text, field) & text.rlike(placeholder_pattern(field))
     if check == "missing":
         return json_type_name(field).isNull()
     if check == "not_string":

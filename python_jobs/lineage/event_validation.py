@@ -18,7 +18,6 @@ from typing import Any
 from python_jobs.lineage.event_rules import (
     ENTRY_SCALARS,
     EVENT_TYPES,
-    PLACEHOLDER_PATTERN,
     RULES,
     SCALARS,
     STRUCTURES,
@@ -26,11 +25,19 @@ from python_jobs.lineage.event_rules import (
     UUID_PATTERN,
     Rule,
     message_parts,
+    placeholder_markers,
+    placeholder_pattern,
 )
 
 # Java's ``.`` stops at every line terminator, Python's only at ``\n``; ``\d`` is ASCII in Java.
 _JAVA_DOT = "[^\n\r\u0085\u2028\u2029]"
-_PLACEHOLDER = re.compile(PLACEHOLDER_PATTERN.replace(".", _JAVA_DOT).replace("\\" + _JAVA_DOT, "\\."), re.ASCII)
+
+
+def _java_regex(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern.replace(".", _JAVA_DOT).replace("\\" + _JAVA_DOT, "\\."), re.ASCII)
+
+
+_PLACEHOLDERS = {label: (placeholder_markers(label), _java_regex(placeholder_pattern(label))) for label in SCALARS}
 _TIMESTAMP = re.compile(TIMESTAMP_PATTERN.replace("$", r"(?:\r\n|[\n\r\u0085\u2028\u2029])?\Z"), re.ASCII)
 _UUID = re.compile(UUID_PATTERN.replace("$", r"(?:\r\n|[\n\r\u0085\u2028\u2029])?\Z"), re.ASCII)
 _EVENT_TYPES = frozenset(EVENT_TYPES)
@@ -240,6 +247,11 @@ def _days_in_month(year: int, month: int) -> int:
     return 30 if month in (4, 6, 9, 11) else 31
 
 
+def _is_placeholder(text: str, label: str) -> bool:
+    markers, pattern = _PLACEHOLDERS[label]
+    return any(marker in text for marker in markers) and pattern.search(text) is not None
+
+
 def _text_check(test: Callable[[str], bool]) -> Callable[[EventView, str], bool]:
     """A check on a string field: false when the field is not a string (SQL null in Spark)."""
     return lambda view, label: view.texts[label] is not None and test(view.texts[label])
@@ -250,7 +262,7 @@ _CHECKS: dict[str, Callable[[EventView, str], bool]] = {
     "unparsable": lambda view, _: view.corrupt and view.types["eventTime"] is None and not any(view.has.values()),
     "corrupt": lambda view, _: view.corrupt,
     "no_kind": lambda view, _: view.kind is None,
-    "placeholder": _text_check(lambda text: ("{{" in text or "${" in text) and _PLACEHOLDER.search(text) is not None),
+    "placeholder": lambda view, label: view.texts[label] is not None and _is_placeholder(view.texts[label], label),
     "missing": lambda view, label: view.types[label] is None,
     "not_string": lambda view, label: view.types[label] is not None and view.texts[label] is None,
     "blank": _text_check(lambda text: text.strip(" ") == ""),

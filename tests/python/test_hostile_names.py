@@ -56,8 +56,8 @@ NS_FILE = "postgres://db.example:5432/it's; --"
 NS_HTTP = "s3://bucket/数据 🚀 `x`"
 NS_UPPER, NS_LOWER = "Warehouse", "warehouse"
 
-# Jobs (a job name may not hold `{{ ... }}`: see test_a_template_placeholder_in_a_job_name_is_refused).
-JOB_FILE = (NS_FILE, "job " + SQLISH)
+# Jobs (`{{ }}` is data in a name; only json-unit's `${json-unit.…}` marks a test fixture there).
+JOB_FILE = (NS_FILE, "job " + SQLISH + " " + TEMPLATE)
 JOB_HTTP = (NS_HTTP, LONG)
 JOB_CASE_UPPER = (NS_FILE, "Load " + UNICODE)  # file
 JOB_CASE_LOWER = (NS_FILE, "load " + UNICODE)  # collector
@@ -70,7 +70,7 @@ DS_ORDERS_LOWER = (NS_UPPER, "orders" + SCRIPT)
 DS_ORDERS_OTHER_NS = (NS_LOWER, "orders" + SCRIPT)
 DS_UNICODE = (NS_HTTP, UNICODE + " #1")
 DS_LONG = (NS_HTTP, LONG + "/tail")
-DS_EVENT = (NS_HTTP, "ds-event " + SQLISH)  # a DatasetEvent, file
+DS_EVENT = (NS_HTTP, "ds-event " + TEMPLATE + " " + SQLISH)  # a DatasetEvent, file
 
 # Schema fields (two differ only in case) and facet names.
 FIELDS = [SQLISH, TEMPLATE, UNICODE, SCRIPT, "Amount", "amount", "f" + LONG]
@@ -85,7 +85,7 @@ R_PLACEHOLDER = "11111111-0000-4000-8000-000000000005"
 ALL_NAMESPACES = {NS_FILE, NS_HTTP, NS_UPPER, NS_LOWER}
 ALL_JOBS = {JOB_FILE, JOB_HTTP, JOB_CASE_UPPER, JOB_CASE_LOWER, JOB_EVENT_JOB}
 ALL_DATASETS = {DS_TEMPLATE, DS_ORDERS, DS_ORDERS_LOWER, DS_ORDERS_OTHER_NS, DS_UNICODE, DS_LONG, DS_EVENT}
-PLACEHOLDER_JOB = "a{{ x }}b"
+PLACEHOLDER_JOB = "${json-unit.any-string}"
 
 # The lineage and facet models with their data tests; the graph model (pure lineage, no names of its
 # own) is left out to save its time.
@@ -136,7 +136,7 @@ def file_events() -> list[dict]:
                   [dataset(DS_ORDERS_LOWER, {"schema": schema_facet(["Amount"])})]),
         {"eventTime": "2026-03-01T12:00:00Z", "producer": PRODUCER, "schemaURL": SPEC + "DatasetEvent",
          "dataset": dataset(DS_EVENT, {SCRIPT: facet(value=SCRIPT)})},
-        # Refused: a job name holding a template placeholder (see the test below).
+        # Refused: a job name that is a json-unit fixture placeholder (see the test below).
         run_event("START", "2026-03-01T13:00:00Z", R_PLACEHOLDER, (NS_FILE, PLACEHOLDER_JOB), [], []),
     ]
 
@@ -211,9 +211,9 @@ def rows(spark, built: Built, layer: str, table: str, *columns: str) -> list[tup
 
 
 def test_both_paths_accept_the_events_and_refuse_only_the_placeholder(built, spark):
-    """The contract (lineage/event_rules.py) takes ``{{ ... }}`` in a validated scalar (a job's or a
-    DatasetEvent's namespace and name, producer, ...) for a test-fixture placeholder, on both paths
-    alike; the same text is data in dataset, field and facet names (the tests below)."""
+    """The contract (lineage/event_rules.py) takes json-unit's ``${json-unit.…}`` in a namespace or name
+    for a test-fixture placeholder, on both paths alike; ``{{ }}`` and ``${x}`` in a job's, a DatasetEvent's,
+    a dataset's, a field's or a facet's name are data (the tests below)."""
     assert built.answers[:-1] == [(201, None)] * 4
     reason = f"job.name is a template placeholder: {PLACEHOLDER_JOB}"
     assert built.answers[-1] == (400, {"error": reason})
