@@ -12,8 +12,10 @@ from __future__ import annotations
 import json
 import shutil
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -39,8 +41,8 @@ RAW_TABLE_SHAPES = [("raw", "registry_schemas", REGISTRY_SCHEMAS), ("audit", "re
                     ("raw", "sd_events", SD_EVENTS), ("audit", "sd_events_rejected", SD_EVENTS_REJECTED)]
 
 
-def full_build(settings: Settings, *extra: str) -> DbtOutcome:
-    outcome = run_dbt(settings, ["build", *extra], check=False)
+def full_build(settings: Settings, *extra: str, callbacks: Sequence[Callable[[Any], None]] = ()) -> DbtOutcome:
+    outcome = run_dbt(settings, ["build", *extra], check=False, callbacks=callbacks)
     assert outcome.success, "dbt build failed:\n" + "\n".join(outcome.failures)
     statuses = Counter(str(result.status).split(".")[-1].lower() for result in outcome.result.results)
     assert set(statuses) <= {"success", "pass"}, statuses  # no error, failure, warning or skip
@@ -121,7 +123,13 @@ def test_snapshots_alone(spark, isolated_settings, user_project):
         )
         rows.append(load.rows)
 
-    full_build(settings, "--target-path", str(user_project / "target"))
+    logged: list[str] = []
+
+    def collect(event: Any) -> None:
+        if event.info.name == "JinjaLogInfo":
+            logged.append(event.data.msg)
+
+    full_build(settings, "--target-path", str(user_project / "target"), callbacks=[collect])
 
     assert count(spark, settings, "raw", f"{USER_DATASET}_snapshots") == sum(rows)
     stream = spark.table(settings.table("changelog", USER_DATASET))
@@ -135,6 +143,8 @@ def test_snapshots_alone(spark, isolated_settings, user_project):
     # a typed table whose family the registry does not hold yet is built empty, with the event columns only
     typed = spark.table(settings.table("registry", USER_FAMILY_TABLE))
     assert (typed.columns, typed.count()) == ([name for name, _ in EVENT_COLUMNS], 0)
+    [line] = [message for message in logged if USER_FAMILY_TABLE in message]
+    assert "built empty: the registry has no version of com.acme/order model 1 yet" in line
     assert_sample_models_not_built(spark, settings)
 
 
