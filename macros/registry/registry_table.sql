@@ -87,20 +87,25 @@
     {%- set label = vendor ~ '/' ~ name ~ ' model ' ~ model_number -%}
     {%- set target_relation = this.incorporate(type='table') -%}
     {%- set columns = registry_columns(vendor, name, model_number) -%}
-    {%- if not columns -%}
-        {%- do exceptions.raise_compiler_error(
-            'the registry has no columns for ' ~ label ~ ': run `python -m python_jobs ingest registry DIR` first'
-        ) -%}
-    {%- endif -%}
     {{ run_hooks(pre_hooks) }}
 
     {%- set migration = registry_migrate(target_relation, columns) -%}
     {%- if migration['added'] and not migration['created'] -%}
         {%- do log('registry table ' ~ target_relation ~ ': added column(s) ' ~ migration['added'] | join(', '), info=true) -%}
     {%- endif -%}
-    {%- call statement('main') -%}
-        {{ registry_insert_sql(target_relation, columns, sql) }}
-    {%- endcall -%}
+    {%- if columns -%}
+        {%- call statement('main') -%}
+            {{ registry_insert_sql(target_relation, columns, sql) }}
+        {%- endcall -%}
+    {%- else -%}
+        {#- No version of the family registered yet: the table holds the event columns only, and the
+            first load after `ingest registry` appends the registry's columns. -#}
+        {%- do log('registry table ' ~ target_relation ~ ' built empty: the registry has no version of ' ~ label
+            ~ ' yet (`python -m python_jobs ingest registry DIR` adds it)', info=true) -%}
+        {%- call statement('main') -%}
+            select 1 as no_registry_version where false
+        {%- endcall -%}
+    {%- endif -%}
 
     {%- set relations = [target_relation] -%}
     {%- for suffix in registry_recovery_suffixes(vendor, name, model_number) -%}

@@ -1,2 +1,2 @@
-{{ config(materialized='view') }}
+{{ config(materialized='view', enabled=var('sample_inputs', false)) }}
 {{ changelog_current_state(ref('crm_accounts'), ['account_id']) }}

@@ -1,6 +1,7 @@
 {#- Expectations of the hand-written samples/changelog exports: enabled by the test that loads them
-    (var hand_written_crm_sample), not in the main job, which loads the generated exports. -#}
-{{ config(enabled=var('hand_written_crm_sample', false)) }}
+    (var hand_written_crm_sample, with sample_inputs, which enables the crm_accounts model), not in
+    the main job, which loads the generated exports. -#}
+{{ config(enabled=var('sample_inputs', false) and var('hand_written_crm_sample', false)) }}
 {#-
   The CRM sample's four nightly snapshots, op by op: a fixed expectation, so a change in the
   changelog semantics shows up in the main job. Returns every (snapshot, op) whose count differs.

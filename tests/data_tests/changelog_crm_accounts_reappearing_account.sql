@@ -1,6 +1,7 @@
 {#- Expectations of the hand-written samples/changelog exports: enabled by the test that loads them
-    (var hand_written_crm_sample), not in the main job, which loads the generated exports. -#}
-{{ config(enabled=var('hand_written_crm_sample', false)) }}
+    (var hand_written_crm_sample, with sample_inputs, which enables the crm_accounts model), not in
+    the main job, which loads the generated exports. -#}
+{{ config(enabled=var('sample_inputs', false) and var('hand_written_crm_sample', false)) }}
 {#- Adventure Works (A-1005) is appended, retracted with its original event time, then appended again. -#}
 with history as (
     select

@@ -1,10 +1,12 @@
 """The hand-written CRM exports in samples/changelog, whose op-by-op expectations are two singular dbt
 tests (tests/data_tests/changelog_crm_accounts_*). The main job loads generated exports instead, so
-those tests run here, enabled by the var ``hand_written_crm_sample``."""
+those tests run here, enabled by the var ``hand_written_crm_sample`` (with ``sample_inputs``, which enables the
+sample's ``crm_accounts`` models)."""
 
 from __future__ import annotations
 
 from python_jobs.commands.changelog import load_samples
+from python_jobs.commands.main import SAMPLE_DBT_VARS
 from python_jobs.dbt import run_dbt
 
 EXPECTATIONS = {"changelog_crm_accounts_expected_ops", "changelog_crm_accounts_reappearing_account"}
@@ -15,7 +17,7 @@ def test_hand_written_crm_exports_give_the_expected_changelog(spark, isolated_se
     outcome = run_dbt(
         isolated_settings,
         ["build", "--select", "crm_accounts", "crm_accounts_current"],
-        extra_vars={"hand_written_crm_sample": True},
+        extra_vars={**SAMPLE_DBT_VARS, "hand_written_crm_sample": True},
     )
     ran = {result.node.name: str(result.status) for result in outcome.result.results}
     assert set(ran) >= EXPECTATIONS, sorted(ran)

@@ -7,6 +7,7 @@ import shutil
 from decimal import Decimal
 from pathlib import Path
 
+from python_jobs.commands.main import SAMPLE_DBT_VARS
 from python_jobs.commands.registry import SAMPLE_EVENTS, SAMPLE_REGISTRY, load_samples
 from python_jobs.commands.warehouse import table_fingerprint
 from python_jobs.dbt import run_dbt
@@ -42,8 +43,10 @@ def events_file(tmp_path: Path, name: str, lines: list[str]) -> Path:
 
 
 def build(settings, *models: str, command: str = "build") -> None:
-    # cautious: the other typed tables' tests read registry_columns too, but their tables are not built here
-    run_dbt(settings, [command, "--indirect-selection", "cautious", "--select", *REGISTRY_MODELS, *models])
+    # cautious: the other typed tables' tests read registry_columns too, but their tables are not built here.
+    # The com.example typed tables are the sample registry's: enabled by the var sample_inputs.
+    run_dbt(settings, [command, "--indirect-selection", "cautious", "--select", *REGISTRY_MODELS, *models],
+            extra_vars=SAMPLE_DBT_VARS)
 
 
 def table_columns(spark, table: str) -> list[tuple[str, str]]:
@@ -165,13 +168,14 @@ def test_samples_breaking_change_recovery_rejections_and_idempotent_ingest(spark
     assert breaking.endswith("not com_example_page_view_1")
 
     selection = ["--select", *REGISTRY_MODELS, "path:models/registry/tables"]
-    run_dbt(settings, ["build", *selection])
+    run_dbt(settings, ["build", *selection], extra_vars=SAMPLE_DBT_VARS)
     registry_tables = [f"{settings.schema('registry')}.{row.tableName}"
                        for row in spark.sql(f"show tables in {settings.schema('registry')}").collect()
                        if not row.isTemporary]  # dbt's `__dbt_tmp` views are session temp views
     assert len(registry_tables) == 6  # 2 catalog tables, 3 typed tables, 1 recovery table
     before = {table: table_fingerprint(spark, table) for table in registry_tables}
-    run_dbt(settings, ["run", *selection])  # a second run over the same input changes nothing
+    # a second run over the same input changes nothing
+    run_dbt(settings, ["run", *selection], extra_vars=SAMPLE_DBT_VARS)
     assert {table: table_fingerprint(spark, table) for table in registry_tables} == before
     page_views = settings.table("registry", "com_example_page_view_1")
     versions = {r.version: r.asDict() for r in spark.table(settings.table("registry", "registry_versions")).collect()
