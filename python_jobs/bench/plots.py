@@ -30,13 +30,7 @@ def history_cost_plot(small: Any, large: Any, out: Path) -> Path:
     axes.set_xlabel("events in the history")
     axes.set_ylabel("dbt run seconds")
     axes.set_title("Lineage build cost against history size")
-    axes.grid(True, alpha=0.3)
-    axes.legend()
-    figure.tight_layout()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(out)
-    plt.close(figure)
-    return out
+    return _save(figure, axes, out)
 
 
 def changelog_rounds_plot(report: Any, out: Path) -> Path:
@@ -50,6 +44,11 @@ def changelog_rounds_plot(report: Any, out: Path) -> Path:
     axes.set_ylabel("model seconds")
     axes.set_title(f"Changelog round times, {report.config.rows:,} rows per snapshot")
     axes.set_ylim(bottom=0)
+    return _save(figure, axes, out)
+
+
+def _save(figure: Any, axes: Any, out: Path) -> Path:
+    """The finish both plots share: grid, legend, tight layout, written to ``out``."""
     axes.grid(True, alpha=0.3)
     axes.legend()
     figure.tight_layout()
