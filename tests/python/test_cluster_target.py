@@ -10,15 +10,18 @@ import sys
 import pytest
 
 from python_jobs.commands.warehouse import warehouse_fingerprint
+from python_jobs.serve.landing import LandingLayout, default_landing_root
 from python_jobs.settings import PROJECT_DIR
 from python_jobs.standalone import standalone_cluster
 
 # Runs in its own process: a JVM's master can't change, and Derby allows one process per metastore.
 CLUSTER_JOB = """
-import json, sys
+import json, shutil, sys
 from pathlib import Path
-from python_jobs.commands.main import HAND_WRITTEN_LINEAGE, run_pipeline
+from python_jobs.commands.main import HAND_WRITTEN_LINEAGE, SAMPLE_DBT_VARS, run_pipeline
 from python_jobs.commands.warehouse import warehouse_fingerprint
+from python_jobs.dbt import run_dbt
+from python_jobs.ingest.lineage import ingest_lineage
 from python_jobs.settings import load_settings
 from python_jobs.spark import get_spark
 settings = load_settings()
@@ -26,6 +29,16 @@ spark = get_spark(settings)
 assert spark.sparkContext.master.startswith("spark://"), spark.sparkContext.master
 run_pipeline(spark, settings, samples=True, docs=False, extra_lineage=HAND_WRITTEN_LINEAGE,
              sample_root=Path(sys.argv[2]))
+# The local warehouse also holds the lineage of its own build (main's self-lineage), whose events name the
+# local warehouse folder and dbt invocation: load the very file it loaded, from the path it was loaded from
+# (the path is part of each row), then build as main does after it.
+kept, sealed = Path(sys.argv[3]), Path(sys.argv[4])
+shutil.copyfile(kept, sealed)
+try:
+    ingest_lineage(spark, settings, [sealed])
+finally:
+    sealed.unlink()
+run_dbt(settings, ["build"], extra_vars=SAMPLE_DBT_VARS)
 json.dump(warehouse_fingerprint(spark, settings), open(sys.argv[1], "w"))
 """
 
@@ -33,6 +46,8 @@ json.dump(warehouse_fingerprint(spark, settings), open(sys.argv[1], "w"))
 @pytest.mark.cluster
 def test_cluster_target_matches_local(sample_warehouse, spark, test_home, tmp_path):
     local = warehouse_fingerprint(spark, sample_warehouse)
+    landing = LandingLayout(default_landing_root(sample_warehouse.lineage_home))
+    [self_lineage_file] = sorted(landing.ingested_dir.glob("self-lineage-*.ndjson"))
     cluster_home = test_home / "cluster"
     out = tmp_path / "cluster-fingerprint.json"
     with standalone_cluster(tmp_path / "spark-standalone", worker_cores=2, worker_memory="3g") as cluster:
@@ -49,7 +64,8 @@ def test_cluster_target_matches_local(sample_warehouse, spark, test_home, tmp_pa
             DBT_LOG_PATH=str(tmp_path / "dbt-logs"),
         )
         job = subprocess.run(
-            [sys.executable, "-c", CLUSTER_JOB, str(out), str(test_home / "sample")],
+            [sys.executable, "-c", CLUSTER_JOB, str(out), str(test_home / "sample"), str(self_lineage_file),
+             str(landing.sealed_dir / self_lineage_file.name)],
             cwd=PROJECT_DIR,
             env=env,
             capture_output=True,

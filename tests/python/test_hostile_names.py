@@ -348,7 +348,8 @@ def test_lineage_graph_and_search_answer_every_name_verbatim(built):
         body = api_get(built, "search", q=q, limit=50, **({"filter": kind} if kind else {})).json()
         return {(r["type"], r["namespace"], r["name"]) for r in body["results"]}
 
-    assert found("{{ x }}", "DATASET") == {("DATASET", *DS_TEMPLATE)}
+    assert found("{{ x }}", "DATASET") == {("DATASET", *DS_TEMPLATE), ("DATASET", *DS_EVENT)}
+    assert found("{{ x }}", "JOB") == {("JOB", *JOB_FILE)}
     assert found("orders</script>") == {("DATASET", *ref) for ref in (DS_ORDERS, DS_ORDERS_LOWER, DS_ORDERS_OTHER_NS)}
     assert found("`tick`; drop table x; --", "JOB") == {("JOB", *JOB_FILE)}
     assert found("長い名前") == {("JOB", *JOB_HTTP), ("DATASET", *DS_LONG)}

@@ -49,7 +49,7 @@ def test_shortcut_never_hides_a_reason_and_fires_for_valid_run_events(spark, tmp
         run_event(job={"namespace": "${json-unit.any-string}", "name": "j"}),
         run_event(inputs=[{"name": "a"}]),
         run_event(outputs=[{"namespace": "db", "name": 3}]),
-        run_event(dataset={"namespace": "db", "name": "{{ any(result) }}"}),
+        run_event(dataset={"namespace": "db", "name": "${json-unit.any-string}"}),
         run_event(inputs={"not": "a list"}),
     ]
     path = tmp_path / "events.ndjson"

@@ -8,6 +8,7 @@ itself."""
 from __future__ import annotations
 
 import json
+import signal
 from collections import defaultdict
 
 from python_jobs.lineage.self_lineage import DEFAULT_JOB_NAMESPACE, artifacts_dir, emit_self_lineage
@@ -40,13 +41,14 @@ def test_main_job_emits_one_job_per_model_with_schema_and_inputs(sample_warehous
     for event in events:
         assert event["job"]["namespace"] == DEFAULT_JOB_NAMESPACE
         by_job[event["job"]["name"]].append(event)
-    # dbt names the job <schema>.<model>.build.run; one START and one COMPLETE per model, one run id
+    # OpenLineage's processor names the job <schema>.<project>.<model>.build.run (the unique id without
+    # its `model.`); one START and one COMPLETE per model, one run id
     assert {name.removesuffix(".build.run").split(".")[-1] for name in by_job} == models
     for name, job_events in by_job.items():
         assert [e["eventType"] for e in job_events] == ["START", "COMPLETE"], name
         assert len({e["run"]["runId"] for e in job_events}) == 1
 
-    jobs_model = by_job["lineage.jobs.build.run"][1]
+    jobs_model = by_job["lineage.lineage_warehouse.jobs.build.run"][1]
     output = jobs_model["outputs"][0]
     assert output["name"] == "lineage.jobs" and output["namespace"].startswith("file://")
     fields = {f["name"]: f["type"] for f in output["facets"]["schema"]["fields"]}
@@ -65,7 +67,8 @@ def test_own_lineage_is_ingested_and_built_without_duplicates(sample_warehouse, 
 
     lineage = sample_warehouse.schema("lineage")
     jobs = _rows(spark, f"select name from {lineage}.jobs where namespace_name = '{DEFAULT_JOB_NAMESPACE}'")
-    assert {"lineage.jobs.build.run", "lineage.datasets.build.run"} <= {j["name"] for j in jobs}
+    own_jobs = {"lineage.lineage_warehouse.jobs.build.run", "lineage.lineage_warehouse.datasets.build.run"}
+    assert own_jobs <= {j["name"] for j in jobs}
     namespace = events[0]["outputs"][0]["namespace"]
     fields = _rows(
         spark,
@@ -96,7 +99,7 @@ def test_events_go_to_the_collector_over_http(sample_warehouse, tmp_path):
             sample_warehouse, artifacts_dir(sample_warehouse), collector_url=f"http://127.0.0.1:{port}"
         )
     finally:
-        assert stop_collector(collector) == 0
+        assert stop_collector(collector) in (0, -signal.SIGTERM)  # uvicorn re-raises it after a clean stop
     _, landed_events = _landed(sample_warehouse)
     assert emitted.landed_file is None and emitted.events == len(landed_events)
     received = [json.loads(line) for path in landing.sealed_files() for line in path.read_text().splitlines()]
