@@ -111,9 +111,12 @@ class DevTools:
     def open(self, url: str, ready: str, timeout: float = 30) -> None:
         """Navigates and waits until the JavaScript expression ``ready`` is true."""
         self.call("Page.navigate", url=url)
+        # Between the navigation and the new document's parse there is a moment with no body; asking
+        # ``ready`` then would throw, so it is only asked once the new document has one.
+        guarded = f"document.body !== null && Boolean({ready})"
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if self.evaluate(f"Boolean({ready})"):
+            if self.evaluate(guarded):
                 return
             time.sleep(0.1)
         raise TimeoutError(f"the page at {url} never became ready ({ready})")
