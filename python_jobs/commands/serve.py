@@ -51,6 +51,8 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
                        help="the dbt command of each round (default: build; e.g. 'build --select tag:x')")
     serve.add_argument("--max-body", type=parse_size, default="16MiB",
                        help="largest accepted event, also after gzip decompression (default 16MiB)")
+    serve.add_argument("--body-timeout", type=parse_duration, default="30s", metavar="DURATION",
+                       help="answer 408 to a client that sends no bytes of its body for DURATION (default 30s)")
     serve.add_argument("--rotate-size", type=parse_size, default="64MiB",
                        help="seal the open landing file at this size (default 64MiB)")
     serve.add_argument("--rotate-age", type=parse_duration, default="60s",
@@ -94,11 +96,14 @@ def run_serve(args: argparse.Namespace) -> int:
     config = CollectorConfig(
         landing=layout,
         max_body_bytes=args.max_body,
+        body_timeout_seconds=args.body_timeout,
         fsync=not args.no_fsync,
         rotate_bytes=args.rotate_size,
         rotate_seconds=args.rotate_age,
         api_key=CollectorConfig.api_key_from_env(),
     )
+    if args.body_timeout <= 0:
+        raise UserFacingError("--body-timeout must be positive")
     if args.build_every is not None and args.build_every <= 0:
         raise UserFacingError("--build-every must be positive")
     read_api = args.read_api if args.read_api is not None else args.build_every is not None

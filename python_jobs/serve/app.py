@@ -6,7 +6,9 @@ a body that is not JSON or not a valid event (the same rules as ``ingest lineage
 ``rejected/``; 413 over ``max_body_bytes`` (checked on the decompressed size too); 401 when an API
 key is configured and the request does not carry it as ``Authorization: Bearer <key>``. A client that
 goes away before the end of its body (fewer bytes than its ``Content-Length``, an unfinished chunked
-body) cannot be answered: it is counted ``abandoned`` and what it sent is kept in ``rejected/`` too.
+body) cannot be answered: it is counted ``abandoned`` and what it sent is kept in ``rejected/`` too. One
+that stops sending for ``body_timeout_seconds`` gets 408, is counted ``timed_out``, and what it sent is
+kept; so a stalled or trickling client holds a connection for a bounded time, not for ever.
 
 Other servers mount their routes beside these (``extra_routes``) and a ``BuildLoop`` runs beside
 the HTTP path in the same process (``build_loop``); the HTTP path itself never touches Spark.
@@ -41,6 +43,7 @@ if TYPE_CHECKING:
 
 API_KEY_ENV = "LINEAGE_API_KEY"
 DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
+DEFAULT_BODY_TIMEOUT_SECONDS = 30.0
 LINEAGE_PATH = "/api/v1/lineage"
 
 
@@ -52,6 +55,8 @@ class CollectorConfig:
     rotate_bytes: int = 64 * 1024 * 1024
     rotate_seconds: float = 60.0
     api_key: str | None = None
+    # The longest wait for the next bytes of a request body (nginx's client_body_timeout, by read).
+    body_timeout_seconds: float = DEFAULT_BODY_TIMEOUT_SECONDS
 
     @staticmethod
     def api_key_from_env() -> str | None:
@@ -61,7 +66,8 @@ class CollectorConfig:
 @dataclass
 class CollectorCounts:
     """Every request to the lineage endpoint is counted once:
-    received = accepted + rejected + too_large + unauthorized + abandoned (the client left mid-body)."""
+    received = accepted + rejected + too_large + unauthorized + abandoned (the client left mid-body)
+    + timed_out (the client stopped sending mid-body)."""
 
     received: int = 0
     accepted: int = 0
@@ -69,6 +75,7 @@ class CollectorCounts:
     too_large: int = 0
     unauthorized: int = 0
     abandoned: int = 0
+    timed_out: int = 0
     sealed_files: int = 0
     sealed_events: int = 0
 
@@ -77,7 +84,8 @@ class CollectorCounts:
 
     def in_flight(self) -> int:
         """Requests received and not yet answered (0 whenever the collector is idle)."""
-        return self.received - (self.accepted + self.rejected + self.too_large + self.unauthorized + self.abandoned)
+        answered = self.accepted + self.rejected + self.too_large + self.unauthorized + self.abandoned
+        return self.received - answered - self.timed_out
 
     def as_dict(self) -> dict[str, int | bool]:
         return {
@@ -87,6 +95,7 @@ class CollectorCounts:
             "too_large": self.too_large,
             "unauthorized": self.unauthorized,
             "abandoned": self.abandoned,
+            "timed_out": self.timed_out,
             "in_flight": self.in_flight(),
             "sealed_files": self.sealed_files,
             "sealed_events": self.sealed_events,
@@ -108,6 +117,10 @@ class BodyCutShort(Exception):
     def __init__(self, message: str, partial: bytes):
         super().__init__(message)
         self.partial = partial
+
+
+class BodyStalled(BodyCutShort):
+    """The client sent nothing for ``body_timeout_seconds`` before the end of its body."""
 
 
 Headers = dict[bytes, bytes]
@@ -181,12 +194,19 @@ class Collector:
         declared = headers.get(b"content-length", b"")
         if declared.isdigit() and int(declared) > limit:
             raise BodyTooLarge(f"the body has {int(declared)} bytes; the limit is {limit}", int(declared))
+        expected = f" of {int(declared)}" if declared.isdigit() else ""
+        timeout = self.config.body_timeout_seconds
         chunks: list[bytes] = []
         size = 0
         while True:
-            message = await receive()
+            try:
+                message = await asyncio.wait_for(receive(), timeout)
+            except TimeoutError:
+                raise BodyStalled(
+                    f"the client sent nothing for {timeout:g} s after {size}{expected} bytes of its body",
+                    b"".join(chunks),
+                ) from None
             if message["type"] == "http.disconnect":
-                expected = f" of {int(declared)}" if declared.isdigit() else ""
                 raise BodyCutShort(
                     f"the client went away after sending {size}{expected} bytes of its body", b"".join(chunks)
                 )
@@ -254,6 +274,10 @@ class Collector:
             return 413, _error(str(error)), []
         except ValueError as error:
             return await self._bad_request(facts, str(error), raw)
+        except BodyStalled as error:
+            counts.timed_out += 1
+            await self.reject(facts, 408, str(error), error.partial, len(error.partial))
+            return 408, _error(str(error)), [(b"connection", b"close")]
         except BodyCutShort as error:
             # Nobody reads the answer, but what arrived is kept with the reason like any refused body.
             counts.abandoned += 1

@@ -244,7 +244,7 @@ def test_oversized_and_truncated_bodies_are_refused_kept_and_counted(landing, tm
     requests and a raw socket send what no OpenLineage client sends (cut or streamed bodies)."""
     limit = 16 * 1024 * 1024
     port = free_port()
-    server = start_collector(landing, port, log=tmp_path / "collector.log")
+    server = start_collector(landing, port, ["--body-timeout", "3s"], log=tmp_path / "collector.log")
     url = f"http://127.0.0.1:{port}/api/v1/lineage"
     client, gzipped = transport(port), transport(port, compression="gzip")
     ten_mb = run_event(run={"runId": RUN_ID, "facets": {"big": {"rows": ["x" * 1000] * 10_500}}})
@@ -273,11 +273,26 @@ def test_oversized_and_truncated_bodies_are_refused_kept_and_counted(landing, tm
                      b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body[:100])
         time.sleep(0.2)
         left.close()
+        # The same start, and then the client stays but sends nothing more: 408 after --body-timeout,
+        # and the connection is closed, so a stalled client cannot hold it for ever.
+        stalled = socket.create_connection(("127.0.0.1", port))
+        stalled.sendall(b"POST /api/v1/lineage HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                        b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body[:50])
+        stalled.settimeout(30)
+        started = time.monotonic()
+        answer = b""
+        while chunk := stalled.recv(4096):
+            answer += chunk
+        waited = time.monotonic() - started
+        stalled.close()
+        assert answer.startswith(b"HTTP/1.1 408") and 3 <= waited < 25, (answer[:200], waited)
+        assert json.loads(answer.partition(b"\r\n\r\n")[2]) == {
+            "error": f"the client sent nothing for 3 s after 50 of {len(body)} bytes of its body"}
         counts = wait_idle(port)
         assert {key: counts[key] for key in ("received", "accepted", "rejected", "too_large", "unauthorized",
-                                              "abandoned", "in_flight")} == {
-            "received": 7, "accepted": 1, "rejected": 2, "too_large": 3, "unauthorized": 0, "abandoned": 1,
-            "in_flight": 0}
+                                              "abandoned", "timed_out", "in_flight")} == {
+            "received": 8, "accepted": 1, "rejected": 2, "too_large": 3, "unauthorized": 0, "abandoned": 1,
+            "timed_out": 1, "in_flight": 0}
         assert counts["reconciles"]
     finally:
         assert stop_collector(server) in (0, -signal.SIGTERM)
@@ -290,6 +305,7 @@ def test_oversized_and_truncated_bodies_are_refused_kept_and_counted(landing, tm
         (400, "not valid JSON or not a JSON object", body[:100].decode(), None),
         (400, "the gzip body is truncated", None, base64.b64encode(packed[:-10]).decode()),
         (400, f"the client went away after sending 100 of {len(body)} bytes of its body", body[:100].decode(), None),
+        (408, f"the client sent nothing for 3 s after 50 of {len(body)} bytes of its body", body[:50].decode(), None),
     ])
     sizes = {reason: r["size"] for reason, r in kept.items()}
     assert sizes[f"the body has {over_bytes} bytes; the limit is {limit}"] == over_bytes  # as declared
