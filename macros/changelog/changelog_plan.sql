@@ -93,9 +93,15 @@
     {%- endfor -%}
     {%- if columns | length == 0 -%}
         {%- if flags.WHICH in ['run', 'build', 'retry'] -%}
+            {#- No input yet is not an error: the changelog waits, empty, for its first snapshot. -#}
+            {%- if load_relation(this) is none or changelog_is_waiting(this) -%}
+                {{ log("snapshot_to_changelog: no snapshot of " ~ source_relation ~ " is loaded yet; " ~ this
+                       ~ " stays empty until `python -m python_jobs ingest snapshot` loads one", info=true) }}
+                {{ return({'waiting': true, 'key_columns': keys}) }}
+            {%- endif -%}
             {{ exceptions.raise_compiler_error(
-                "snapshot_to_changelog: " ~ source_relation ~ " does not exist or has no data columns; "
-                ~ "load a snapshot with `python -m python_jobs ingest snapshot` first") }}
+                "snapshot_to_changelog: " ~ this ~ " was built from " ~ source_relation ~ ", which no longer "
+                ~ "exists or has no data columns; restore the raw snapshot table, or drop the changelog to start over") }}
         {%- endif -%}
         {#- Compiling (or linting) without data: the query's shape over the key columns and one placeholder snapshot. -#}
         {{ return(changelog_placeholder_plan(keys)) }}
@@ -124,6 +130,13 @@
     {%- set no_state = {'exists': false, 'seq': -1, 'offset': -1, 'rows': 0, 'processed_seq': -1, 'processed_offset': -2} -%}
     {%- set hash_signature = changelog_hash_signature(compared) -%}
     {%- set state = changelog_read_state(state_relation, hash_signature) if use_state else no_state -%}
+    {%- if incremental and not state.exists and changelog_is_waiting(this) -%}
+        {#- The first snapshot has arrived: the empty table that waited for it gives way to the real one. -#}
+        {{ log("snapshot_to_changelog: the first snapshot of " ~ source_relation ~ " is loaded; " ~ this
+               ~ " is built from it", info=true) }}
+        {%- do adapter.drop_relation(load_relation(this)) -%}
+        {%- set incremental = false -%}
+    {%- endif -%}
     {%- set processed_seq = state.seq -%}
     {%- set next_offset = state.offset + 1 -%}
     {%- set has_tail = false -%}
@@ -205,6 +218,15 @@
         'pending': pending,
         'through_seq': pending[-1].seq if pending | length > 0 else processed_seq
     }) }}
+{%- endmacro %}
+
+{#- True for the empty table a changelog model builds while its raw snapshot table does not exist yet. -#}
+{% macro changelog_is_waiting(changelog_relation) -%}
+    {%- if load_relation(changelog_relation) is none -%}{{ return(false) }}{%- endif -%}
+    {%- for row in run_query('show tblproperties ' ~ changelog_relation) -%}
+        {%- if row[0] == 'changelog.waiting_for' -%}{{ return(true) }}{%- endif -%}
+    {%- endfor -%}
+    {{ return(false) }}
 {%- endmacro %}
 
 {% macro changelog_placeholder_plan(keys) -%}
@@ -349,6 +371,11 @@
             {{ exceptions.raise_compiler_error("changelog_save_state: the model was not built by snapshot_to_changelog") }}
         {%- endif -%}
         {%- set plan = fromjson(marker.group(1)) -%}
+        {%- if plan.get('waiting') -%}
+            {%- do run_query("alter table " ~ this ~ " set tblproperties ('changelog.waiting_for' = '"
+                             ~ plan.waiting_for | replace("'", "") ~ "')") -%}
+            {{ return('') }}
+        {%- endif -%}
         {%- set state_relation = changelog_state_relation(this) -%}
         {%- if plan.rebuild -%}
             {%- do run_query('drop table if exists ' ~ state_relation) -%}

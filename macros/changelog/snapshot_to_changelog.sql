@@ -31,13 +31,35 @@
         select cast(null as bigint) as `offset`
     {%- else -%}
         {%- set plan = changelog_plan(source_relation, keys, compare_columns, event_time_column) -%}
+        {%- if plan.waiting %}
+        /* changelog_plan {{ tojson({'waiting': true, 'waiting_for': source_relation.identifier}) }} */
+        {{ changelog_waiting_batch(plan.key_columns) }}
+        {%- else %}
         /* changelog_plan {{ tojson({'through_seq': plan.through_seq, 'rebuild': plan.rebuild, 'compared': plan.compared, 'state': plan.state, 'next_offset': plan.next_offset, 'prior_from_raw': plan.prior_from_raw}) }} */
         {%- if plan.pending | length == 0 %}
         {{ changelog_empty_batch(source_relation, plan.columns) }}
         {%- else %}
         {{ changelog_batch(source_relation, plan) }}
         {%- endif -%}
+        {%- endif -%}
     {%- endif -%}
+{%- endmacro %}
+
+{#-
+  Before the first snapshot: no rows, the changelog's own columns and the key columns (as strings; the
+  snapshots' types are not known yet), so tests and current-state views over it run and find nothing.
+-#}
+{% macro changelog_waiting_batch(keys) -%}
+    select
+        cast(null as bigint) as `offset`,
+        cast(null as int) as op,
+        cast(null as timestamp) as system_time,
+        cast(null as timestamp) as event_time,
+        {%- for key in keys %}
+        cast(null as string) as {{ adapter.quote(key) }}{{ ',' if not loop.last }}
+        {%- endfor %}
+    from values (1) as nothing (n)
+    where false
 {%- endmacro %}
 
 {#- The output's shape with no rows: a run without new snapshots appends nothing. -#}

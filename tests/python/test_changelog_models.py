@@ -33,8 +33,11 @@ MODELS = {
     ),
     "tags": "{{ snapshot_to_changelog(source('snapshots', 'tags_snapshots'), ['tag']) }}",
     "kinds": "{{ snapshot_to_changelog(source('snapshots', 'kinds_snapshots'), ['id']) }}",
+    "late": "{{ snapshot_to_changelog(source('snapshots', 'late_snapshots'), 'late_id') }}",
 }
-KEYS = {"people": ["person_id"], "orders": ["region", "order_no"], "tags": ["tag"], "kinds": ["id"]}
+KEYS = {
+    "people": ["person_id"], "orders": ["region", "order_no"], "tags": ["tag"], "kinds": ["id"], "late": ["late_id"],
+}
 COMPARE = {"orders": ["amount"]}
 
 
@@ -76,6 +79,9 @@ def project_dir(tmp_path_factory) -> Path:
     models.mkdir(parents=True)
     for name, body in MODELS.items():
         (models / f"{name}.sql").write_text(body + "\n")
+    (models / "late_current.sql").write_text(
+        "{{ config(materialized='view') }}\n{{ changelog_current_state(ref('late'), 'late_id') }}\n"
+    )
     # JSON is YAML; it spares a YAML writer.
     (models / "_models.yml").write_text(json.dumps(_model_yaml(), indent=2))
     return root
@@ -507,3 +513,46 @@ def assert_state_is_latest_people(spark, table: str) -> None:
         ("p3", None, at(0)),
         ("p5", "50", at(1)),
     ]
+
+
+# ------------------------------------------------------------------ a dataset with no snapshot yet
+
+
+def table_properties(spark, table: str) -> dict:
+    return {r.key: r.value for r in spark.sql(f"show tblproperties {table}").collect()}
+
+
+def test_a_changelog_with_no_snapshot_yet_builds_empty_then_fills_from_the_first(spark, warehouse, tmp_path):
+    """A part with no input yet is skipped, not failed: before its first snapshot the model, its tests and a
+    current-state view over it build green and empty; the first snapshot replaces the empty table."""
+    settings = warehouse
+    table = settings.table("changelog", "late")
+    current = settings.table("changelog", "late_current")
+    for _ in range(2):
+        dbt(settings, "build", "--select", "late", "late_current")
+        assert spark.table(table).count() == 0 and spark.table(current).count() == 0
+    assert [(f.name, f.dataType.simpleString()) for f in spark.table(table).schema.fields] == [
+        ("offset", "bigint"), ("op", "int"), ("system_time", "timestamp"), ("event_time", "timestamp"),
+        ("late_id", "string"),
+    ]
+    assert table_properties(spark, table)["changelog.waiting_for"] == "late_snapshots"
+    assert not spark.catalog.tableExists(f"{table}__state")
+
+    header = ["late_id", "amount"]
+    load(spark, settings, "late", write_csv(tmp_path / "late_0.csv", header, [("a", "1"), ("b", "2")]), 0)
+    dbt(settings, "build", "--select", "late", "late_current")
+    assert changelog(spark, settings, "late") == [
+        (0, APPEND, loaded(0), at(0), "a", "1"),
+        (1, APPEND, loaded(0), at(0), "b", "2"),
+    ]
+    assert "changelog.waiting_for" not in table_properties(spark, table)
+    assert spark.catalog.tableExists(f"{table}__state")
+
+    load(spark, settings, "late", write_csv(tmp_path / "late_1.csv", header, [("a", "1"), ("c", "3")]), 1)
+    for _ in range(2):  # the second build finds nothing new
+        dbt(settings, "build", "--select", "late", "late_current")
+        assert changelog(spark, settings, "late")[2:] == [
+            (2, RETRACT, loaded(1), at(0), "b", "2"),
+            (3, APPEND, loaded(1), at(1), "c", "3"),
+        ]
+    assert sorted(tuple(row)[:2] for row in spark.table(current).collect()) == [("a", "1"), ("c", "3")]
