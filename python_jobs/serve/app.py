@@ -198,25 +198,30 @@ class Collector:
         timeout = self.config.body_timeout_seconds
         chunks: list[bytes] = []
         size = 0
-        while True:
-            try:
-                message = await asyncio.wait_for(receive(), timeout)
-            except TimeoutError:
-                raise BodyStalled(
-                    f"the client sent nothing for {timeout:g} s after {size}{expected} bytes of its body",
-                    b"".join(chunks),
-                ) from None
-            if message["type"] == "http.disconnect":
-                raise BodyCutShort(
-                    f"the client went away after sending {size}{expected} bytes of its body", b"".join(chunks)
-                )
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > limit:
-                raise BodyTooLarge(f"the body has more than {limit} bytes", size)
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                return b"".join(chunks)
+        loop = asyncio.get_running_loop()
+        # One timer per body, pushed back after every read: no task per read on the hot path.
+        try:
+            async with asyncio.timeout(timeout) as deadline:
+                while True:
+                    message = await receive()
+                    deadline.reschedule(loop.time() + timeout)
+                    if message["type"] == "http.disconnect":
+                        raise BodyCutShort(
+                            f"the client went away after sending {size}{expected} bytes of its body",
+                            b"".join(chunks),
+                        )
+                    chunk = message.get("body", b"")
+                    size += len(chunk)
+                    if size > limit:
+                        raise BodyTooLarge(f"the body has more than {limit} bytes", size)
+                    chunks.append(chunk)
+                    if not message.get("more_body", False):
+                        return b"".join(chunks)
+        except TimeoutError:
+            raise BodyStalled(
+                f"the client sent nothing for {timeout:g} s after {size}{expected} bytes of its body",
+                b"".join(chunks),
+            ) from None
 
     def decoded(self, body: bytes, encoding: str) -> bytes:
         """The body after ``Content-Encoding`` (gzip or none), within the size limit."""
