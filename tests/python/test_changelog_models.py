@@ -264,8 +264,12 @@ def run_with(settings: Settings, model: str, **dbt_vars) -> dict:
     return json.loads(marker)
 
 
+def table_properties(spark, table: str) -> dict:
+    return {r.key: r.value for r in spark.sql(f"show tblproperties {table}").collect()}
+
+
 def state_properties(spark, table: str) -> dict:
-    return {r.key: r.value for r in spark.sql(f"show tblproperties {table}__state").collect()}
+    return table_properties(spark, f"{table}__state")
 
 
 def test_prior_state_from_raw_state_tail_compaction_and_fallback(spark, warehouse, tmp_path):
@@ -516,10 +520,6 @@ def assert_state_is_latest_people(spark, table: str) -> None:
 
 
 # ------------------------------------------------------------------ a dataset with no snapshot yet
-
-
-def table_properties(spark, table: str) -> dict:
-    return {r.key: r.value for r in spark.sql(f"show tblproperties {table}").collect()}
 
 
 def test_a_changelog_with_no_snapshot_yet_builds_empty_then_fills_from_the_first(spark, warehouse, tmp_path):
