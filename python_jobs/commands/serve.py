@@ -53,6 +53,25 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
                        help="largest accepted event, also after gzip decompression (default 16MiB)")
     serve.add_argument("--body-timeout", type=parse_duration, default="30s", metavar="DURATION",
                        help="answer 408 to a client that sends no bytes of its body for DURATION (default 30s)")
+    serve.add_argument(
+        "--max-header-size", type=parse_size, default="64KiB", metavar="SIZE",
+        help="largest request line plus headers; a request over it is answered 431 and its connection "
+        "closed (default 64KiB)",
+    )
+    serve.add_argument(
+        "--header-timeout", type=parse_duration, default="10s", metavar="DURATION",
+        help="a request must complete its headers within DURATION of the connection opening or of the "
+        "previous answer on a kept-alive connection, however it trickles them; else 408 and the "
+        "connection is closed (an idle connection is just closed) (default 10s)",
+    )
+    serve.add_argument(
+        "--keep-alive-timeout", type=parse_duration, default="5s", metavar="DURATION",
+        help="close a kept-alive connection idle for DURATION (default 5s; at most --header-timeout)",
+    )
+    serve.add_argument(
+        "--max-connections", type=int, default=1000, metavar="N",
+        help="open connections at most; one more is answered 503 and closed at once, unread (default 1000)",
+    )
     serve.add_argument("--rotate-size", type=parse_size, default="64MiB",
                        help="seal the open landing file at this size (default 64MiB)")
     serve.add_argument("--rotate-age", type=parse_duration, default="60s",
@@ -88,6 +107,7 @@ def run_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from python_jobs.serve.app import LINEAGE_PATH, CollectorConfig, create_app
+    from python_jobs.serve.http_limits import HttpLimits
     from python_jobs.serve.landing import LandingLayout, default_landing_root
     from python_jobs.settings import load_settings
 
@@ -104,6 +124,17 @@ def run_serve(args: argparse.Namespace) -> int:
     )
     if args.body_timeout <= 0:
         raise UserFacingError("--body-timeout must be positive")
+    try:
+        limits = HttpLimits(
+            max_header_bytes=args.max_header_size,
+            header_timeout_seconds=args.header_timeout,
+            keep_alive_timeout_seconds=args.keep_alive_timeout,
+            max_connections=args.max_connections,
+        )
+    except ValueError as error:
+        raise UserFacingError(
+            f"--max-header-size, --header-timeout, --keep-alive-timeout, --max-connections: {error}"
+        ) from None
     if args.build_every is not None and args.build_every <= 0:
         raise UserFacingError("--build-every must be positive")
     read_api = args.read_api if args.read_api is not None else args.build_every is not None
@@ -143,7 +174,7 @@ def run_serve(args: argparse.Namespace) -> int:
         flush=True,
     )
     uvicorn.run(
-        app, host=args.host, port=args.port, loop="uvloop", http="httptools",
+        app, host=args.host, port=args.port, loop="uvloop", **limits.uvicorn_options(),
         log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=30,
     )
     return 0

@@ -17,6 +17,8 @@ from starlette.applications import Starlette
 from starlette.routing import BaseRoute
 from uvicorn._types import ASGIApplication
 
+from python_jobs.serve.http_limits import HttpLimits
+
 
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
@@ -35,7 +37,8 @@ def serve_in_thread(routes: list[BaseRoute], timeout_s: float = 30.0) -> Iterato
 def serve_app_in_thread(app: ASGIApplication, timeout_s: float = 30.0, lifespan: str = "on") -> Iterator[str]:
     """Yield the base URL of a loopback server running ``app`` (its lifespan too, by default)."""
     port = free_port()
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan=lifespan)
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan=lifespan,
+                            **HttpLimits().uvicorn_options())
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name=f"uvicorn-{port}", daemon=True)
     thread.start()

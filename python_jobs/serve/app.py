@@ -240,6 +240,11 @@ class Collector:
             raise BodyTooLarge(f"the decompressed body has more than {limit} bytes", len(body))
         if not inflater.eof:
             raise ValueError(f"the {encoding} body is truncated")
+        if inflater.unused_data:  # concatenated members are valid gzip, but only the first was judged
+            raise ValueError(
+                f"the {encoding} body has {len(inflater.unused_data)} bytes after its end (a second member or "
+                f"trailing data); send one {encoding} stream"
+            )
         return data
 
     async def reject(self, request: RequestFacts, status: int, reason: str, body: bytes | None, size: int) -> None:

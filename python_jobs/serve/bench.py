@@ -126,6 +126,7 @@ def measure_freshness(settings: Settings, work_dir: Path, every: float, count: i
     from python_jobs.lineage.models import core_selection
     from python_jobs.serve.app import LINEAGE_PATH, CollectorConfig, create_app
     from python_jobs.serve.build_loop import BuildLoop, RoundReport, run_round
+    from python_jobs.serve.http_limits import HttpLimits
     from python_jobs.serve.landing import LandingLayout
     from python_jobs.spark import get_spark
 
@@ -158,7 +159,7 @@ def measure_freshness(settings: Settings, work_dir: Path, every: float, count: i
     port = free_port()
     server = uvicorn.Server(uvicorn.Config(
         create_app(CollectorConfig(landing), build_loop=loop), host="127.0.0.1", port=port,
-        log_level="warning", access_log=False, lifespan="on",
+        log_level="warning", access_log=False, lifespan="on", **HttpLimits().uvicorn_options(),
     ))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

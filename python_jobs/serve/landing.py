@@ -17,6 +17,10 @@ batch's fdatasync flushes data blocks only; sealing cuts the file to its data. A
 it reaches ``rotate_bytes`` or gets ``rotate_seconds`` old, on demand (``rotate``) and at shutdown;
 a file left in ``open/`` by a crash is sealed on the next start, cut after its last complete line
 (``complete_prefix``: a torn or zero-filled tail was never acknowledged).
+
+Landing files (events and rejected bodies alike) are created with mode ``0o640`` (the process
+umask may narrow it): they hold what clients sent, so the owner writes, the group
+reads (e.g. an ingest job run by another user of the group), and others get nothing.
 """
 
 from __future__ import annotations
@@ -277,7 +281,7 @@ class GroupCommitWriter:
 
     def _open(self) -> None:
         self._path = self.open_dir / (_new_name(self.prefix) + OPEN_SUFFIX)
-        self._descriptor = os.open(self._path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        self._descriptor = os.open(self._path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o640)  # see the module docstring
         if self.fsync:
             fsync_dir(self.open_dir)
         self._opened_at = time.monotonic()
