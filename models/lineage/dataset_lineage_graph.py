@@ -2,16 +2,19 @@
 
 A dataset feeds another when some run read the first and wrote the second. For every dataset
 this table gives its direct upstream and downstream counts and its upstream depth: 0 for a
-source, otherwise 1 + the deepest upstream. Depth is found by relaxing it over the edges until
-nothing changes; a dataset that keeps deepening after as many rounds as there are datasets sits
-on (or below) a cycle and gets a null depth with ``on_cycle`` set. The graph is small (one edge
-per dataset pair), so a full rebuild each run is its natural shape.
+source, otherwise 1 + the deepest upstream. A dataset on a cycle, or downstream of one, has no
+bounded depth: it gets a null depth with ``on_cycle`` set.
+
+The graph is small (one edge per dataset pair, whatever the event volume), so its distinct edges
+are collected to the driver as Arrow and walked once in topological order
+(``python_jobs.lineage.graph_depth``): linear time, any depth, a few Spark jobs in all. About
+320 MB of driver memory per million edges. A full rebuild each run is its natural shape.
 """
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-MAX_ROUNDS = 64
+from python_jobs.lineage.graph_depth import depth_table
 
 
 def lineage_edges(inputs: DataFrame, outputs: DataFrame) -> DataFrame:
@@ -25,32 +28,10 @@ def lineage_edges(inputs: DataFrame, outputs: DataFrame) -> DataFrame:
     )
 
 
-def upstream_depths(nodes: DataFrame, edges: DataFrame, max_rounds: int) -> DataFrame:
-    """``dataset_uuid, upstream_depth, on_cycle`` by repeated relaxation (one join per round)."""
-    depths = nodes.select("dataset_uuid", F.lit(0).alias("depth")).localCheckpoint()
-    for _ in range(max_rounds):
-        proposed = (
-            edges.join(depths.withColumnRenamed("dataset_uuid", "upstream_uuid"), "upstream_uuid")
-            .groupBy(F.col("downstream_uuid").alias("dataset_uuid"))
-            .agg((F.max("depth") + 1).alias("proposed"))
-        )
-        relaxed = (
-            depths.join(proposed, "dataset_uuid", "left")
-            .select("dataset_uuid", F.greatest("depth", F.coalesce("proposed", F.lit(0))).alias("depth"))
-            .localCheckpoint()
-        )
-        changed = relaxed.join(depths.withColumnRenamed("depth", "before"), "dataset_uuid").where(
-            F.col("depth") != F.col("before")
-        )
-        depths = relaxed
-        if changed.isEmpty():
-            return depths.select("dataset_uuid", F.col("depth").alias("upstream_depth"), F.lit(False).alias("on_cycle"))
-    # Still deepening: those datasets are on or below a cycle.
-    return depths.select(
-        "dataset_uuid",
-        F.when(F.col("depth") < max_rounds, F.col("depth")).alias("upstream_depth"),
-        (F.col("depth") >= max_rounds).alias("on_cycle"),
-    )
+def upstream_depths(session, edges: DataFrame) -> DataFrame:
+    """``dataset_uuid, upstream_depth, on_cycle`` for every dataset with an edge (others are sources)."""
+    depths = depth_table(edges.select("upstream_uuid", "downstream_uuid").toArrow())
+    return session.createDataFrame(depths, schema="dataset_uuid string, upstream_depth int, on_cycle boolean")
 
 
 def model(dbt, session):
@@ -59,14 +40,14 @@ def model(dbt, session):
         F.col("uuid").alias("dataset_uuid"), "namespace_name", F.col("name").alias("dataset_name")
     )
     edges = lineage_edges(dbt.ref("runs_input_mapping"), dbt.ref("runs_output_mapping")).localCheckpoint()
-    node_count = datasets.count()
-    depths = upstream_depths(datasets.select("dataset_uuid"), edges, min(MAX_ROUNDS, node_count + 1))
+    depths = upstream_depths(session, edges)
     upstream_counts = edges.groupBy(F.col("downstream_uuid").alias("dataset_uuid")).agg(
         F.count(F.lit(1)).alias("direct_upstream_count")
     )
     downstream_counts = edges.groupBy(F.col("upstream_uuid").alias("dataset_uuid")).agg(
         F.count(F.lit(1)).alias("direct_downstream_count")
     )
+    on_cycle = F.coalesce("on_cycle", F.lit(False))
     return (
         datasets.join(depths, "dataset_uuid", "left")
         .join(upstream_counts, "dataset_uuid", "left")
@@ -77,7 +58,9 @@ def model(dbt, session):
             "dataset_name",
             F.coalesce("direct_upstream_count", F.lit(0)).cast("bigint").alias("direct_upstream_count"),
             F.coalesce("direct_downstream_count", F.lit(0)).cast("bigint").alias("direct_downstream_count"),
-            F.col("upstream_depth").cast("int").alias("upstream_depth"),
-            F.coalesce("on_cycle", F.lit(False)).alias("on_cycle"),
+            # A dataset without edges is a source (depth 0); one on or below a cycle has none.
+            F.when(on_cycle, F.lit(None)).otherwise(F.coalesce("upstream_depth", F.lit(0)))
+            .cast("int").alias("upstream_depth"),
+            on_cycle.alias("on_cycle"),
         )
     )
