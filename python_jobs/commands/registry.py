@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 import argparse
+import re
+import sys
 from pathlib import Path
 
 from pyspark.sql import SparkSession
 
 from python_jobs.errors import UserFacingError
 from python_jobs.ingest.events import ingest_events
-from python_jobs.ingest.registry import RegistrySchema, check_schema_file, ingest_registry, registry_files
+from python_jobs.ingest.registry import (
+    RegistryRejection,
+    RegistrySchema,
+    classify,
+    ingest_registry,
+    read_schema_file,
+    registry_files,
+)
 from python_jobs.registry.catalog import RegisteredSchema, model_plans
 from python_jobs.registry.ddl import migration_script
 from python_jobs.registry.naming import table_name
@@ -88,9 +97,11 @@ def run_ingest_events(args: argparse.Namespace) -> int:
 def family_schemas_from_dir(root: Path, vendor: str, name: str) -> list[RegisteredSchema]:
     schemas = []
     for path in registry_files(root):
-        checked = check_schema_file(path.relative_to(root / "schemas").parts, path.read_text(encoding="utf-8"))
+        checked = read_schema_file(root, path)
         if isinstance(checked, RegistrySchema) and (checked.key.vendor, checked.key.name) == (vendor, name):
             schemas.append(RegisteredSchema(vendor, name, checked.key.format, str(checked.key.version), checked.text))
+        elif isinstance(checked, RegistryRejection) and checked.source_file.startswith(f"schemas/{vendor}/{name}/"):
+            print(f"-- warning: skipped {checked.source_file}: {checked.reason}")
     return schemas
 
 
@@ -122,28 +133,63 @@ def model_file_text(vendor: str, name: str, model: int) -> str:
     return "{{ registry_table('" + vendor + "', '" + name + "', " + str(model) + ") }}\n"
 
 
+_MODEL_CALL = re.compile(r"registry_table\(\s*'([^']*)'\s*,\s*'([^']*)'\s*,\s*(\d+)\s*\)")
+
+
+def registry_dir_families(root: Path) -> tuple[set[tuple[str, str, int]], list[str]]:
+    """(vendor, name, model) of every family the registry at ``root`` would register, and one line per
+    file it would refuse (not UTF-8, not a schema, a table name another family owns, ...)."""
+    checked = [read_schema_file(root, path) for path in registry_files(root)]
+    accepted, _, rejected = classify(checked, {})
+    families = {(c.key.vendor, c.key.name, c.key.version.model) for c in accepted if c.key.format == "jsonschema"}
+    return families, [f"skipped {r.source_file}: {r.reason}" for r in rejected]
+
+
+def _shown(path: Path) -> str:
+    return str(path.relative_to(PROJECT_DIR)) if path.is_relative_to(PROJECT_DIR) else str(path)
+
+
+def model_file_owner(text: str) -> tuple[str, str, int] | None:
+    """(vendor, name, model) of the registry_table call in a model file, None when it holds none."""
+    match = _MODEL_CALL.search(text)
+    return (match[1], match[2], int(match[3])) if match else None
+
+
 def run_scaffold(args: argparse.Namespace) -> int:
     if args.registry:
-        root = args.registry.resolve()
-        families = set()
-        for path in registry_files(root):
-            checked = check_schema_file(path.relative_to(root / "schemas").parts, path.read_text(encoding="utf-8"))
-            if isinstance(checked, RegistrySchema) and checked.key.format == "jsonschema":
-                families.add((checked.key.vendor, checked.key.name, checked.key.version.model))
+        families, skipped = registry_dir_families(args.registry.resolve())
+        for line in skipped:
+            print(line, file=sys.stderr)
     else:
         spark, settings = _session()
         rows = spark.table(settings.table("raw", "registry_schemas")).where("format = 'jsonschema'")
         families = {(r.vendor, r.name, r.model) for r in rows.select("vendor", "name", "model").distinct().collect()}
-    written = 0
+    written = present = 0
+    collisions: list[str] = []
     for vendor, name, model in sorted(families):
         path = MODEL_DIR / f"{table_name(vendor, name, model)}.sql"
         if path.exists():
+            owner = model_file_owner(path.read_text(encoding="utf-8", errors="replace"))
+            if owner == (vendor, name, model):
+                present += 1
+            elif owner is None:
+                collisions.append(
+                    f"{vendor}/{name} model {model}: not written, {_shown(path)} exists and holds no "
+                    "registry_table(...) call (a hand-written model owns the name); move that model or rename "
+                    "the vendor or the name")
+            else:
+                collisions.append(
+                    f"{vendor}/{name} model {model}: not written, {_shown(path)} is the model of "
+                    f"{owner[0]}/{owner[1]} model {owner[2]}, which owns the typed table name "
+                    f"{table_name(vendor, name, model)}; rename the vendor or the name")
             continue
         path.write_text(model_file_text(vendor, name, model))
         written += 1
-        print(f"wrote {path.relative_to(PROJECT_DIR)}; document it in models/registry/tables/_registry_tables.yml")
-    print(f"{written} model file(s) written, {len(families) - written} already present")
-    return 0
+        print(f"wrote {_shown(path)}; document it in models/registry/tables/_registry_tables.yml")
+    for line in collisions:
+        print(f"error: {line}", file=sys.stderr)
+    print(f"{written} model file(s) written, {present} already present, {len(collisions)} name collision(s)")
+    return 1 if collisions else 0
 
 
 def run_ddl(args: argparse.Namespace) -> int:

@@ -3,8 +3,9 @@
 Each line is ``{"schema": "iglu:vendor/name/jsonschema/M-R-A", "data": {...}}``. Validation runs
 inside Spark (``mapPartitions``, registry broadcast to the executors); nothing is collected to the
 driver but counts. An event that fails goes to ``audit.sd_events_rejected`` with file, line and
-reason; an event whose schema is not registered is rejected, never dropped. Read = accepted +
-rejected. Ids are content hashes, so re-ingesting the same files adds nothing.
+reason; an event whose schema is not registered is rejected, never dropped, and so is one whose
+validation fails (a ``$ref`` that does not resolve within the registry): one event never aborts
+the batch. Read = accepted + rejected. Ids are content hashes, so re-ingesting the same files adds nothing.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from pyspark.sql.types import IntegerType, LongType, StringType, StructField, St
 from python_jobs.errors import UserFacingError
 from python_jobs.ingest.registry import create_table_if_absent, ensure_registry_tables
 from python_jobs.keys import name_uuid
-from python_jobs.registry.validation import Accepted, EventValidator
+from python_jobs.registry.validation import Accepted, EventValidator, Rejected, validation_failure
 from python_jobs.settings import Settings
 
 EVENT_FILE_SUFFIXES = (".json", ".ndjson", ".jsonl")
@@ -139,7 +140,10 @@ def validate_frame(spark: SparkSession, lines: DataFrame, schemas: dict[str, str
 
 def _checked_row(validator: EventValidator, row: tuple) -> tuple:
     source_file, source_line, raw_text = row
-    outcome = validator.check(raw_text)
+    try:
+        outcome = validator.check(raw_text)
+    except Exception as error:  # check() answers for every event; this is the last guard
+        outcome = Rejected(f"could not validate: {validation_failure(error)}", None)
     if isinstance(outcome, Accepted):
         key = outcome.key
         return (source_file, source_line, raw_text, "y", outcome.event_id, key.uri, key.vendor, key.name,

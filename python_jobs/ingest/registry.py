@@ -3,8 +3,10 @@
 Registries are small (hundreds of files), so files are read on the driver; only the writes go
 through Spark. A file is rejected to ``audit.registry_rejected`` when it is not JSON, has no
 ``self`` block, its ``self`` block disagrees with its path, its version is not SchemaVer, it is
-not a valid draft-04 schema, or it changes a version that is already registered (schemas are
-immutable). Re-ingesting the same directory changes nothing.
+not a valid draft-04 schema, one of its properties would become a system column of the typed
+table, one of its ``$ref``s does not resolve within the registry (only ``iglu:`` URIs of
+registered schemas and local ``#/`` pointers do; nothing is fetched), or it changes a version that
+is already registered (schemas are immutable). Re-ingesting the same directory changes nothing.
 """
 
 from __future__ import annotations
@@ -24,8 +26,10 @@ from pyspark.sql.types import IntegerType, StringType, StructField, StructType, 
 from python_jobs.errors import UserFacingError
 from python_jobs.keys import name_uuid
 from python_jobs.registry.catalog import RegisteredSchema, model_plans
-from python_jobs.registry.columns import schema_hash
+from python_jobs.registry.columns import flatten, schema_hash
+from python_jobs.registry.ddl import EVENT_COLUMNS
 from python_jobs.registry.naming import table_name
+from python_jobs.registry.references import reference_problems, schema_registry
 from python_jobs.registry.schemaver import (
     SchemaKey,
     SchemaVer,
@@ -112,6 +116,22 @@ def registry_files(root: Path) -> list[Path]:
     return sorted(p for p in schemas_dir.rglob("*") if p.is_file() and not p.name.startswith("."))
 
 
+def read_schema_file(root: Path, path: Path) -> RegistrySchema | RegistryRejection:
+    """One file of the registry at ``root``, checked; a file that is not UTF-8 is a rejection, not a crash."""
+    relative = path.relative_to(root / "schemas").parts
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return RegistryRejection(
+            "schemas/" + "/".join(relative),
+            f"not UTF-8 text: byte 0x{data[error.start]:02x} at offset {error.start} cannot be decoded "
+            "(JSON schemas are UTF-8; re-save the file as UTF-8)",
+            data.decode("utf-8", errors="replace"),
+        )
+    return check_schema_file(relative, text)
+
+
 def check_schema_file(relative: Sequence[str], text: str) -> RegistrySchema | RegistryRejection:
     """``relative`` is the path under ``schemas/``: (vendor, name, format, version) when well placed."""
     source = "schemas/" + "/".join(relative)
@@ -142,8 +162,55 @@ def check_schema_file(relative: Sequence[str], text: str) -> RegistrySchema | Re
         return RegistryRejection(source, f"not a valid draft-04 JSON Schema: {error.message}", text)
     if "object" not in _types(document) and not document.get("properties"):
         return RegistryRejection(source, "the root of a self-describing schema must be an object schema", text)
+    problems = system_column_problems(document)
+    if problems:
+        return RegistryRejection(source, "; ".join(problems), text)
     key = SchemaKey(vendor, name, format_, version)
     return RegistrySchema(key, document, text, schema_hash(document), source)
+
+
+def system_column_problems(document: dict[str, Any]) -> list[str]:
+    """Properties whose column name is one of the event columns every typed table starts with.
+
+    Names are compared after normalisation (``eventId`` -> ``event_id``); the list of system
+    columns is :data:`python_jobs.registry.ddl.EVENT_COLUMNS`, the one the DDL writes.
+    """
+    system = [name for name, _ in EVENT_COLUMNS]
+    return [
+        f"property {leaf.path[-1]!r} at {_properties_pointer(leaf.path)} becomes column {leaf.name}, which is a "
+        f"system column of the typed table ({', '.join(system)}): rename the property"
+        for leaf in flatten(document)
+        if leaf.name in system
+    ]
+
+
+def _properties_pointer(path: Sequence[str]) -> str:
+    return "".join("/properties/" + key.replace("~", "~0").replace("/", "~1") for key in path)
+
+
+def refuse_unresolved_references(
+    new: Sequence[RegistrySchema], registered: dict[str, dict[str, Any]]
+) -> tuple[list[RegistrySchema], list[RegistryRejection]]:
+    """Splits new schemas into those whose ``$ref``s resolve within the registry and refusals.
+
+    The registry is what the warehouse holds plus the new schemas that pass; a schema that refers
+    to a refused one is refused in turn (repeated until nothing changes).
+    """
+    kept = list(new)
+    refused: list[RegistryRejection] = []
+    while True:
+        registry = schema_registry({**registered, **{item.key.uri: item.schema for item in kept}})
+        still: list[RegistrySchema] = []
+        dropped = []
+        for item in kept:
+            problems = reference_problems(item.schema, registry)
+            if problems:
+                dropped.append(RegistryRejection(item.source_file, "; ".join(problems), item.text))
+            else:
+                still.append(item)
+        if not dropped:
+            return kept, refused
+        kept, refused = still, refused + dropped
 
 
 def _types(document: dict[str, Any]) -> set[str]:
@@ -241,15 +308,19 @@ def registered_hashes(spark: SparkSession, settings: Settings) -> dict[str, str]
     return {row.schema_uri: row.schema_hash for row in rows}
 
 
+def registered_schemas(spark: SparkSession, settings: Settings) -> dict[str, dict[str, Any]]:
+    rows = spark.table(settings.table("raw", "registry_schemas")).select("schema_uri", "schema_json").collect()
+    return {row.schema_uri: json.loads(row.schema_json) for row in rows}
+
+
 def ingest_registry(spark: SparkSession, settings: Settings, root: Path) -> RegistryIngestReport:
     root = root.resolve()
     files = registry_files(root)
-    checked = [
-        check_schema_file(path.relative_to(root / "schemas").parts, path.read_text(encoding="utf-8", errors="replace"))
-        for path in files
-    ]
+    checked = [read_schema_file(root, path) for path in files]
     ensure_registry_tables(spark, settings)
     new, already, rejected = classify(checked, registered_hashes(spark, settings))
+    new, unresolved = refuse_unresolved_references(new, registered_schemas(spark, settings))
+    rejected = sorted([*rejected, *unresolved], key=lambda item: item.source_file)
     batch_id = name_uuid("registry_batch:" + ",".join(sorted(s.source_file + ":" + s.digest for s in new)))
     now = datetime.now(UTC).replace(tzinfo=None)
     _append(spark, settings.table("raw", "registry_schemas"), REGISTRY_SCHEMAS,

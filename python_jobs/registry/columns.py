@@ -4,7 +4,8 @@ Rules (the only place they live; the dbt model ``registry_columns`` and the ``re
 command both call :func:`plan_model`):
 
 * Flattening: nested objects with properties become leaf columns named ``parent__child``;
-  arrays and objects without properties stay one column of JSON text.
+  arrays and objects without properties stay one column of JSON text. ``$ref`` is not expanded:
+  a property holding one (or oneOf/anyOf/allOf/not) is one nullable column of JSON text.
 * A leaf is required when it and every ancestor are required and its type does not allow null.
 * First version: required columns first, then nullable ones, each group by name.
 * Later versions append their new columns after all earlier ones, in version order; within a

@@ -11,7 +11,10 @@ from collections.abc import Sequence
 
 from python_jobs.registry.columns import Column, ModelPlan
 
-# Every typed table starts with these, then the registry columns in registry order.
+# Every typed table starts with these (the system columns), then the registry columns in registry
+# order. The one list: `ingest registry` refuses a schema with a property that would become one of
+# these columns (python_jobs/ingest/registry.py, system_column_problems), and the dbt macro
+# registry_event_columns() mirrors it (test_registry_tables checks the built table against it).
 EVENT_COLUMNS: tuple[tuple[str, str], ...] = (
     ("event_id", "STRING"),
     ("schema_version", "STRING"),

@@ -8,7 +8,12 @@
 | number with multipleOf and both bounds        | DECIMAL(p,s), otherwise DOUBLE |
 | enum                                          | narrowest type holding every value |
 | union of types, array, object without properties | STRING holding JSON text |
+| $ref, oneOf, anyOf, allOf, not                | STRING holding JSON text, nullable |
 | null plus one type                            | that type, nullable   |
+
+``$ref`` is never expanded here: a property holding a ``$ref`` (to an ``iglu:`` schema or a local
+``#/`` pointer, the only kinds ``ingest registry`` accepts) is one column of JSON text, whatever
+the referenced schema says.
 """
 
 from __future__ import annotations

@@ -17,8 +17,10 @@ from typing import Any
 
 from jsonschema import Draft4Validator, FormatChecker, validators
 from jsonschema.exceptions import ValidationError
+from referencing.exceptions import Unresolvable
 
 from python_jobs.keys import name_uuid
+from python_jobs.registry.references import RESOLVABLE, schema_registry
 from python_jobs.registry.schemaver import SchemaKey, SchemaVerError, parse_iglu_uri
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -87,10 +89,16 @@ def event_id(schema_uri: str, data: Any) -> str:
 
 
 class EventValidator:
-    """Holds the registry (schema URI -> schema) and one compiled validator per schema."""
+    """Holds the registry (schema URI -> schema) and one compiled validator per schema.
+
+    ``$ref``s resolve within the registry only (:mod:`python_jobs.registry.references`): nothing is
+    fetched. Whatever goes wrong validating one event (a reference that does not resolve, any
+    exception of the validator) rejects that event with the reason; it never raises.
+    """
 
     def __init__(self, schemas: Mapping[str, dict[str, Any]]) -> None:
         self._schemas = dict(schemas)
+        self._registry = schema_registry(self._schemas)
         self._validators: dict[str, Any] = {}
         self._families: dict[str, list[str]] = {}
         for uri in sorted(self._schemas):
@@ -99,7 +107,9 @@ class EventValidator:
 
     def _validator(self, uri: str) -> Any:
         if uri not in self._validators:
-            self._validators[uri] = ExactDraft4Validator(self._schemas[uri], format_checker=FORMAT_CHECKER)
+            self._validators[uri] = ExactDraft4Validator(
+                self._schemas[uri], format_checker=FORMAT_CHECKER, registry=self._registry
+            )
         return self._validators[uri]
 
     def check(self, text: str) -> Accepted | Rejected:
@@ -118,10 +128,22 @@ class EventValidator:
             known = self._families.get(key.family)
             detail = f"registry has {', '.join(known)}" if known else f"registry has no {key.family}"
             return Rejected(f"unknown schema: {uri} is not in the registry ({detail})", uri)
-        problems = sorted({describe_error(e) for e in self._validator(uri).iter_errors(event["data"])})
+        try:
+            problems = sorted({describe_error(e) for e in self._validator(uri).iter_errors(event["data"])})
+        except Exception as error:  # one event's failure is its reason, never the batch's
+            return Rejected(f"could not validate against {uri}: {validation_failure(error)}", uri)
         if problems:
             return Rejected("; ".join(problems), uri)
         return Accepted(key, event_id(uri, event["data"]))
+
+
+def validation_failure(error: BaseException) -> str:
+    """One line saying why validating an event raised instead of answering."""
+    if isinstance(error, Unresolvable):
+        return f"$ref {error.ref!r} does not resolve within the registry ({RESOLVABLE})"
+    if isinstance(error, RecursionError):
+        return "the schema recurses without end ($ref cycle)"
+    return f"{type(error).__name__}: {str(error)[:300]}"
 
 
 def _reject_constant(name: str) -> Any:

@@ -468,3 +468,132 @@ def test_registry_ddl_command_prints_every_version(capsys):
     assert "-- warning: version gap: com.example/signup model 1: 1-0-1 missing" in capsys.readouterr().out
     assert main(["registry", "ddl", "com.example/nothing", "--registry", str(SAMPLE_REGISTRY)]) == 2
     assert "no jsonschema versions of com.example/nothing" in capsys.readouterr().err
+
+
+# --- $ref: resolved within the registry, never fetched ---------------------------------------
+
+OUTSIDE_REF = "http://127.0.0.1:9/nothing.json"  # loopback port 9: never a real address, never fetched
+RESOLVABLE = "only iglu: URIs of registered schemas and local #/ pointers resolve"
+ADDRESS = "iglu:com.acme/address/jsonschema/1-0-0"
+
+
+def test_reference_problems_name_each_ref_that_does_not_resolve_within_the_registry():
+    from python_jobs.registry.references import reference_problems, schema_registry
+
+    registry = schema_registry({ADDRESS: obj({"city": {"type": "string"}}, ["city"])})
+    good = obj({"to": {"$ref": ADDRESS}, "city": {"$ref": ADDRESS + "#/properties/city"},
+                "n": {"$ref": "#/definitions/n"}}, definitions={"n": {"type": "integer"}})
+    assert reference_problems(good, registry) == []
+    cases = {
+        OUTSIDE_REF: f"$ref '{OUTSIDE_REF}' at /properties/a is outside the registry: {RESOLVABLE}",
+        "file:///etc/hostname": f"$ref 'file:///etc/hostname' at /properties/a is outside the registry: {RESOLVABLE}",
+        "other.json": f"$ref 'other.json' at /properties/a is outside the registry: {RESOLVABLE}",
+        "iglu:com.acme/address/jsonschema/1-0-1": (
+            f"$ref 'iglu:com.acme/address/jsonschema/1-0-1' at /properties/a names a schema that is not in the "
+            f"registry: {RESOLVABLE}"),
+        "#/definitions/none": "$ref '#/definitions/none' at /properties/a points at nothing: no such location in "
+                              "the schema",
+        "#/required": "$ref '#/required' at /properties/a points at a JSON list, not a schema",
+    }
+    for ref, reason in cases.items():
+        assert reference_problems(obj({"a": {"$ref": ref}}, ["a"]), registry) == [reason], ref
+    # A ref reached only through a local pointer into a non-schema keyword is found too.
+    hidden = obj({"a": {"$ref": "#/extra/b"}}, extra={"b": {"$ref": OUTSIDE_REF}})
+    assert reference_problems(hidden, registry) == [
+        f"$ref '{OUTSIDE_REF}' at /properties/a (through $ref '#/extra/b') is outside the registry: {RESOLVABLE}"]
+    assert reference_problems({"$ref": "#"}, registry) == ["$ref '#' at / is a $ref cycle: it never reaches a schema"]
+
+
+def test_validation_never_fetches_and_a_failing_validation_rejects_the_event():
+    remote = "iglu:com.acme/remote/jsonschema/1-0-0"
+    loop = "iglu:com.acme/loop/jsonschema/1-0-0"
+    validator = EventValidator({
+        ADDRESS: obj({"city": {"type": "string"}}, ["city"]),
+        URI: obj({"to": {"$ref": ADDRESS}}, ["to"]),
+        remote: obj({"a": {"$ref": OUTSIDE_REF}}),
+        loop: obj({"a": {"$ref": "#/definitions/x"}}, definitions={"x": {"$ref": "#/definitions/x"}}),
+    })
+
+    def run(uri, data):
+        return validator.check(json.dumps({"schema": uri, "data": data}))
+
+    assert isinstance(run(URI, {"to": {"city": "Oslo"}}), Accepted)
+    assert run(URI, {"to": {}}) == Rejected("missing required property 'city' at /to", URI)
+    assert run(remote, {"a": 1}) == Rejected(
+        f"could not validate against {remote}: $ref '{OUTSIDE_REF}' does not resolve within the registry "
+        f"({RESOLVABLE})", remote)
+    assert run(loop, {"a": 1}) == Rejected(
+        f"could not validate against {loop}: the schema recurses without end ($ref cycle)", loop)
+    assert isinstance(run(remote, {}), Accepted)  # the ref is only followed where the data has a value
+
+
+# --- registry scaffold ----------------------------------------------------------------------------
+
+
+def scaffold(tmp_path, monkeypatch, capsys, root) -> tuple[int, str, str]:
+    from python_jobs.cli import main
+    from python_jobs.commands import registry as registry_command
+
+    models = tmp_path / "models"
+    models.mkdir(exist_ok=True)
+    monkeypatch.setattr(registry_command, "MODEL_DIR", models)
+    code = main(["registry", "scaffold", "--registry", str(root)])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def write_registry_file(root, parts: tuple[str, str, str, str], data: bytes) -> None:
+    path = root.joinpath("schemas", *parts)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+
+
+def test_scaffold_reports_a_schema_file_that_is_not_utf8_in_one_line(tmp_path, monkeypatch, capsys):
+    root = tmp_path / "registry"
+    write_registry_file(root, ("com.acme", "click", "jsonschema", "1-0-0"), self_describing().encode())
+    write_registry_file(root, ("com.acme", "latin", "jsonschema", "1-0-0"), b'{"description": "caf\xe9"}')
+    code, out, err = scaffold(tmp_path, monkeypatch, capsys, root)
+    assert code == 0
+    assert err.splitlines() == [
+        "skipped schemas/com.acme/latin/jsonschema/1-0-0: not UTF-8 text: byte 0xe9 at offset 20 cannot be decoded "
+        "(JSON schemas are UTF-8; re-save the file as UTF-8)"]
+    assert out.splitlines()[-1] == "1 model file(s) written, 0 already present, 0 name collision(s)"
+    click = (tmp_path / "models" / "com_acme_click_1.sql").read_text()
+    assert click == "{{ registry_table('com.acme', 'click', 1) }}\n"
+
+
+def test_scaffold_names_the_owner_of_a_taken_model_name(tmp_path, monkeypatch, capsys):
+    root = tmp_path / "registry"
+    write_registry_file(root, ("com.acme", "view", "jsonschema", "1-0-0"), self_describing(name="view").encode())
+    write_registry_file(root, ("com.acme", "buy", "jsonschema", "1-0-0"), self_describing(name="buy").encode())
+    models = tmp_path / "models"
+    models.mkdir()
+    (models / "com_acme_view_1.sql").write_text("{{ registry_table('com-acme', 'view', 1) }}\n")
+    (models / "com_acme_buy_1.sql").write_text("select 1 as hand_written\n")
+    buy_taken = (
+        f"error: com.acme/buy model 1: not written, {models / 'com_acme_buy_1.sql'} exists and holds no "
+        "registry_table(...) call (a hand-written model owns the name); move that model or rename the vendor or "
+        "the name")
+    view_taken = (
+        f"error: com.acme/view model 1: not written, {models / 'com_acme_view_1.sql'} is the model of com-acme/view "
+        "model 1, which owns the typed table name com_acme_view_1; rename the vendor or the name")
+    code, out, err = scaffold(tmp_path, monkeypatch, capsys, root)
+    assert (code, err.splitlines()) == (1, [buy_taken, view_taken])
+    assert out.splitlines() == ["0 model file(s) written, 0 already present, 2 name collision(s)"]
+    assert (models / "com_acme_view_1.sql").read_text() == "{{ registry_table('com-acme', 'view', 1) }}\n"
+    assert (models / "com_acme_buy_1.sql").read_text() == "select 1 as hand_written\n"
+
+    # Two families of one registry that share a table name: the registry's own rule names the owner.
+    write_registry_file(root, ("com.acme", "click", "jsonschema", "1-0-0"), self_describing().encode())
+    write_registry_file(root, ("com.Acme", "click", "jsonschema", "1-0-0"),
+                        self_describing(vendor="com.Acme").encode())
+    code, out, err = scaffold(tmp_path, monkeypatch, capsys, root)
+    assert (code, err.splitlines()) == (1, [
+        "skipped schemas/com.acme/click/jsonschema/1-0-0: com.acme/click model 1 would load into the typed table "
+        "com_acme_click_1, which belongs to com.Acme/click; rename the vendor or the name",
+        buy_taken, view_taken])
+    assert out.splitlines()[-1] == "1 model file(s) written, 0 already present, 2 name collision(s)"
+    assert (models / "com_acme_click_1.sql").read_text() == "{{ registry_table('com.Acme', 'click', 1) }}\n"
+    # What the scaffold wrote counts as present on the next run, not as a collision.
+    _, out, _ = scaffold(tmp_path, monkeypatch, capsys, root)
+    assert out.splitlines()[-1] == "0 model file(s) written, 1 already present, 2 name collision(s)"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from python_jobs.ingest.events import ingest_events
 from python_jobs.ingest.registry import breaking_versions, ingest_registry
 from python_jobs.registry.catalog import RegisteredSchema, model_plans
 from python_jobs.registry.ddl import EVENT_COLUMNS, column_definitions
+from python_jobs.registry.naming import table_name
 
 CHECKOUT_DIR = SAMPLE_REGISTRY / "schemas" / "com.example" / "checkout" / "jsonschema"
 REGISTRY_MODELS = ["stg_registry_schemas", "stg_sd_events", "registry_columns", "registry_versions"]
@@ -285,3 +287,145 @@ def test_events_of_unknown_schemas_are_quarantined_not_dropped(spark, isolated_s
     ]
     assert all(r.raw_text for r in rejected)
     assert spark.table(settings.table("raw", "sd_events")).count() == report.new
+
+
+def write_schema(root: Path, vendor: str, name: str, version: str, properties: dict, required=(), **extra) -> Path:
+    """A self-describing schema file of a registry rooted at ``root``."""
+    folder = root / "schemas" / vendor / name / "jsonschema"
+    folder.mkdir(parents=True, exist_ok=True)
+    schema = {"self": {"vendor": vendor, "name": name, "format": "jsonschema", "version": version},
+              "type": "object", "properties": properties, "additionalProperties": False, **extra}
+    if required:
+        schema["required"] = list(required)
+    (folder / version).write_text(json.dumps(schema))
+    return folder / version
+
+
+OUTSIDE_REF = "http://127.0.0.1:9/nothing.json"  # loopback port 9 (discard): nothing answers, nothing is fetched
+RESOLVABLE = "only iglu: URIs of registered schemas and local #/ pointers resolve"
+
+
+def test_refs_outside_the_registry_are_refused_and_iglu_refs_validate_against_the_registry(
+    spark, isolated_settings, tmp_path
+):
+    settings = isolated_settings
+    root = tmp_path / "refs"
+    write_schema(root, "com.acme", "address", "1-0-0", {"city": {"type": "string"}}, ["city"])
+    write_schema(root, "com.acme", "order", "1-0-0",
+                 {"id": {"type": "string"}, "shipTo": {"$ref": "iglu:com.acme/address/jsonschema/1-0-0"},
+                  "qty": {"$ref": "#/definitions/qty"}},
+                 ["id", "shipTo"], definitions={"qty": {"type": "integer", "minimum": 1}})
+    write_schema(root, "com.acme", "remote", "1-0-0", {"a": {"$ref": OUTSIDE_REF}})
+    # Refers to a schema that is refused in the same batch: refused too, naming the ref it reaches.
+    write_schema(root, "com.acme", "wrapper", "1-0-0", {"r": {"$ref": "iglu:com.acme/remote/jsonschema/1-0-0"}})
+    write_schema(root, "com.acme", "nowhere", "1-0-0", {"a": {"$ref": "#/definitions/missing"}})
+    report = ingest_registry(spark, settings, root)
+    assert (report.files, report.accepted, report.already_present, report.rejected) == (5, 2, 0, 3)
+    assert rejected_reasons(spark, settings, "registry_rejected", "source_file") == {
+        "schemas/com.acme/remote/jsonschema/1-0-0":
+            f"$ref '{OUTSIDE_REF}' at /properties/a is outside the registry: {RESOLVABLE}",
+        "schemas/com.acme/wrapper/jsonschema/1-0-0":
+            f"$ref '{OUTSIDE_REF}' at iglu:com.acme/remote/jsonschema/1-0-0#/properties/a (reached through $ref at "
+            f"/properties/r) is outside the registry: {RESOLVABLE}",
+        "schemas/com.acme/nowhere/jsonschema/1-0-0":
+            "$ref '#/definitions/missing' at /properties/a points at nothing: no such location in the schema",
+    }
+    assert sorted(r.schema_uri for r in spark.table(settings.table("raw", "registry_schemas")).collect()) == [
+        "iglu:com.acme/address/jsonschema/1-0-0", "iglu:com.acme/order/jsonschema/1-0-0"]
+
+    def order(**data) -> str:
+        return json.dumps({"schema": "iglu:com.acme/order/jsonschema/1-0-0", "data": data})
+
+    path = events_file(tmp_path, "orders", [
+        order(id="o1", shipTo={"city": "Oslo"}, qty=2),
+        order(id="o2", shipTo={}),
+        order(id="o3", shipTo={"city": 7}),
+        order(id="o4", shipTo={"city": "Rome"}, qty=0),
+    ])
+    events = ingest_events(spark, settings, path)
+    assert (events.read, events.accepted, events.new, events.rejected) == (4, 1, 1, 3)
+    assert rejected_reasons(spark, settings, "sd_events_rejected", "source_line") == {
+        2: "missing required property 'city' at /shipTo",
+        3: "wrong type at /shipTo/city: expected string, got integer",
+        4: "minimum violated at /qty: 0 is less than the minimum of 1",
+    }
+    assert [r.source_line for r in spark.table(settings.table("raw", "sd_events")).collect()] == [1]
+
+
+def test_an_event_whose_schema_ref_does_not_resolve_is_quarantined_and_the_batch_loads(
+    spark, isolated_settings, tmp_path
+):
+    """A schema registered before `ingest registry` checked `$ref`s: its events are quarantined with the
+    reason, nothing is fetched, and the valid events of the batch load."""
+    from python_jobs.ingest.registry import REGISTRY_SCHEMAS, _append, _schema_row, check_schema_file
+
+    settings = isolated_settings
+    ingest_registry(spark, settings, registry_with(tmp_path, ["1-0-0"]))
+    legacy = tmp_path / "legacy"
+    remote_file = write_schema(legacy, "com.acme", "remote", "1-0-0", {"a": {"$ref": OUTSIDE_REF}})
+    remote = check_schema_file(remote_file.relative_to(legacy / "schemas").parts, remote_file.read_text())
+    assert remote.key.uri == "iglu:com.acme/remote/jsonschema/1-0-0"  # the per-file checks pass
+    _append(spark, settings.table("raw", "registry_schemas"), REGISTRY_SCHEMAS,
+            [_schema_row(remote, "legacy", datetime(2026, 1, 1))])
+    remote_event = json.dumps({"schema": remote.key.uri, "data": {"a": 1}})
+    path = events_file(tmp_path, "mixed", [checkout_event("1-0-0", "o1"), remote_event, checkout_event("1-0-0", "o2")])
+    report = ingest_events(spark, settings, path)
+    assert (report.read, report.accepted, report.new, report.rejected) == (3, 2, 2, 1)
+    assert rejected_reasons(spark, settings, "sd_events_rejected", "source_line") == {
+        2: f"could not validate against {remote.key.uri}: $ref '{OUTSIDE_REF}' does not resolve within the "
+           f"registry ({RESOLVABLE})",
+    }
+    assert sorted(r.source_line for r in spark.table(settings.table("raw", "sd_events")).collect()) == [1, 3]
+
+
+def test_properties_that_become_system_columns_are_refused(spark, isolated_settings, tmp_path):
+    settings = isolated_settings
+    root = tmp_path / "system"
+    write_schema(root, "com.acme", "clash", "1-0-0",
+                 {"loaded_at": {"type": "string"}, "eventId": {"type": "string"}, "fine": {"type": "string"}})
+    write_schema(root, "com.acme", "clash_later", "1-0-0", {"fine": {"type": "string"}})
+    write_schema(root, "com.acme", "clash_later", "1-0-1",
+                 {"fine": {"type": "string"}, "Source-File": {"type": "string"}})
+    # Two properties that normalise to one column name: the later one in (required, name, path) order
+    # gets a suffix, and the table can be created.
+    write_schema(root, "com.acme", "twins", "1-0-0", {"aB": {"type": "string"}, "a_b": {"type": "integer"}})
+    report = ingest_registry(spark, settings, root)
+    assert (report.files, report.accepted, report.already_present, report.rejected) == (4, 2, 0, 2)
+    system = "system column of the typed table (event_id, schema_version, source_file, source_line, loaded_at)"
+    assert rejected_reasons(spark, settings, "registry_rejected", "source_file") == {
+        "schemas/com.acme/clash/jsonschema/1-0-0":
+            f"property 'eventId' at /properties/eventId becomes column event_id, which is a {system}: "
+            "rename the property; "
+            f"property 'loaded_at' at /properties/loaded_at becomes column loaded_at, which is a {system}: "
+            "rename the property",
+        "schemas/com.acme/clash_later/jsonschema/1-0-1":
+            f"property 'Source-File' at /properties/Source-File becomes column source_file, which is a {system}: "
+            "rename the property",
+    }
+    # Everything that was registered can have its typed table: the DDL runs on Spark.
+    rows = spark.table(settings.table("raw", "registry_schemas")).select(
+        "vendor", "name", "format", "version", "schema_json").collect()
+    plans = model_plans([RegisteredSchema(*row) for row in rows])
+    assert sorted(plans) == [("com.acme", "clash_later", 1), ("com.acme", "twins", 1)]
+    for (vendor, name, model), plan in plans.items():
+        table = settings.table("registry", table_name(vendor, name, model))
+        spark.sql(f"create table {table} ({', '.join(column_definitions(plan.columns))}) using parquet")
+        names = [n for n, _ in table_columns(spark, table)]
+        assert names[: len(EVENT_NAMES)] == EVENT_NAMES and len(set(names)) == len(names)
+    twins = settings.table("registry", "com_acme_twins_1")
+    assert table_columns(spark, twins)[len(EVENT_NAMES):] == [("a_b", "string"), ("a_b_2", "bigint")]
+
+
+def test_a_schema_file_that_is_not_utf8_is_refused_with_the_byte(spark, isolated_settings, tmp_path):
+    settings = isolated_settings
+    root = registry_with(tmp_path, ["1-0-0"])
+    latin1 = root / "schemas" / "com.acme" / "latin" / "jsonschema" / "1-0-0"
+    latin1.parent.mkdir(parents=True)
+    latin1.write_bytes(b'{"description": "caf\xe9"}')
+    report = ingest_registry(spark, settings, root)
+    assert (report.files, report.accepted, report.rejected) == (2, 1, 1)
+    assert rejected_reasons(spark, settings, "registry_rejected", "source_file") == {
+        "schemas/com.acme/latin/jsonschema/1-0-0":
+            "not UTF-8 text: byte 0xe9 at offset 20 cannot be decoded (JSON schemas are UTF-8; re-save the file "
+            "as UTF-8)",
+    }
