@@ -121,7 +121,11 @@ def run_serve(args: argparse.Namespace) -> int:
         rotate_bytes=args.rotate_size,
         rotate_seconds=args.rotate_age,
         api_key=CollectorConfig.api_key_from_env(),
+        read_api_key=CollectorConfig.read_api_key_from_env(),
     )
+    if config.read_api_key and not config.api_key:
+        raise UserFacingError("LINEAGE_READ_API_KEY is set without LINEAGE_API_KEY: set the key that posting "
+                              "events needs too (reads take either)")
     if args.body_timeout <= 0:
         raise UserFacingError("--body-timeout must be positive")
     try:
@@ -164,7 +168,8 @@ def run_serve(args: argparse.Namespace) -> int:
             after_round=[lambda report: api.refresh()] if api is not None else [],
         )
     app = create_app(config, extra_routes=extra_routes, build_loop=build_loop)
-    auth = "API key required" if config.api_key else "no API key"
+    auth = ("API key required" + (", read key accepted for reads" if config.read_api_key else "")
+            if config.keys.required else "no API key")
     fsync = "fsync on" if config.fsync else "FSYNC OFF (not durable)"
     build = f"build every {args.build_every:g}s" if build_loop else "no build loop"
     reads = "read API and lineage page at /" if api is not None else "no read API"

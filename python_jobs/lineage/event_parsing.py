@@ -82,6 +82,21 @@ def parse_event_text(text: Column) -> Column:
 NON_STRING_TEXT = r"(?m)^(?:[{\[\"]|true$|false$|-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$)"
 
 
+def has_text_after_value(text: Column) -> Column:
+    """True when anything but JSON whitespace follows the first JSON value of ``text`` (a second
+    event, a NUL, garbage); Spark's parsers read the first value and ignore the rest.
+
+    One Jackson pass that skips over the value: the text becomes the first element of an array whose
+    second element is a number derived from the text itself (its xxhash64). Reading element 1 gives
+    that number only when the first value ends where the text does: after anything else the array is
+    malformed (null) or element 1 is something the text holds. A fixed sentinel could be written into
+    the text to fake the end; this one would have to contain its own hash. About a fifth of the
+    parse's cost, measured against ``from_json`` on 100k generated events."""
+    sentinel = F.xxhash64(text).cast("string")
+    wrapped = F.concat(F.lit("["), text, F.lit(","), sentinel, F.lit("]"))
+    return F.coalesce(F.get_json_object(wrapped, "$[1]") != sentinel, F.lit(True))
+
+
 def needs_typed_parse(parsed: Column) -> Column:
     """True when the text parse ``parsed`` cannot stand for the variant parse: some scalar may not
     be a JSON string (its text looks like another JSON value's rendering), or is null inside a
@@ -221,6 +236,7 @@ def clearly_accepted(kind: Column) -> Column:
     event_type = text("eventType")
     conditions = [
         ~F.col("is_empty"),
+        ~F.col("has_trailing_text"),
         ~F.col("is_corrupt"),
         kind == F.lit("RunEvent"),
         *no_placeholder,
@@ -275,6 +291,8 @@ def _check(check: str, field: str, kind: Column) -> Column:
         for name in STRUCTURES:
             nothing = nothing & ~F.col(f"has_{name}")
         return nothing & F.col("is_corrupt")
+    if check == "trailing":
+        return F.col("has_trailing_text")
     if check == "corrupt":
         return F.col("is_corrupt")
     if check == "no_kind":

@@ -33,6 +33,13 @@ PLACEHOLDER_PATTERN = r"\{\{.*\}\}|\$\{json-unit\.[^}]*\}"
 NAME_PLACEHOLDER_PATTERN = r"\$\{json-unit\.[^}]*\}"
 NAME_SCALARS = ("job.namespace", "job.name", "dataset.namespace", "dataset.name")
 
+# A record is one JSON value: a second event or stray bytes after it (a NUL, garbage) would otherwise
+# be dropped unseen, since JSON parsers read the first value and stop.
+TRAILING_MESSAGE = (
+    "text follows the event's JSON object (a second event or stray bytes such as NUL): "
+    "send one event per line or request"
+)
+
 # The scalar fields that are validated: label → path inside the event.
 SCALARS = {
     "eventTime": ("eventTime",),
@@ -55,6 +62,7 @@ RUN_EVENT_REQUIRED = ("eventTime", "producer", "run.runId", "job.namespace", "jo
 CHECKS = {
     "empty": "the record parsed to nothing",
     "unparsable": "not JSON, or not an object: nothing parsed and the record is corrupt",
+    "trailing": "something other than JSON whitespace follows the first JSON value of the record",
     "corrupt": "some structure has the wrong JSON type",
     "no_kind": "neither run, job nor dataset, and no kind in the schemaURL",
     "placeholder": "the string value matches placeholder_pattern(field)",
@@ -88,6 +96,7 @@ def _required(label: str, kind: str | None = None) -> list[Rule]:
 RULES: tuple[Rule, ...] = (
     Rule("empty", "", "empty record"),
     Rule("unparsable", "", "not valid JSON or not a JSON object"),
+    Rule("trailing", "", TRAILING_MESSAGE),
     Rule("corrupt", "", "a field has the wrong JSON type (one of: {structures})"),
     Rule("no_kind", "", "not an OpenLineage event: it has no run, job or dataset"),
     *[Rule("placeholder", label, f"{label} is a template placeholder: {{value}}") for label in SCALARS],

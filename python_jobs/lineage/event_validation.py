@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -62,6 +63,7 @@ class EventView:
     texts: dict[str, str | None] = field(default_factory=dict)
     entries_without: dict[str, bool] = field(default_factory=dict)
     kind: str | None = None
+    trailing: bool = False
 
 
 def first_problem(text: str) -> str | None:
@@ -76,10 +78,10 @@ def first_problem(text: str) -> str | None:
 
 
 def event_view(text: str) -> EventView:
-    document = _parse(text)
+    document, trailing = _parse(text)
     if not isinstance(document, dict):
         return _unparsed()
-    view = EventView()
+    view = EventView(trailing=trailing)
     structures: dict[str, Any] = {}
     for name in STRUCTURES:
         value = document.get(name)
@@ -139,20 +141,69 @@ def _shaped(name: str, value: Any) -> tuple[Any, bool]:
     return value, _is_facets(value.get("facets"))
 
 
-_DECODER = json.JSONDecoder(parse_int=_Number, parse_float=_Number, parse_constant=_Number)
+# Jackson's read limits as Spark's from_json meets them: a number of more than 1,000 digits (sign, point
+# and exponent marks not counted) or more than 1,000 nested objects and arrays fails the whole record.
+MAX_NUMBER_DIGITS = 1000
+MAX_NESTING_DEPTH = 1000
+
+
+def _number(text: str) -> _Number:
+    if sum(character.isdigit() for character in text) > MAX_NUMBER_DIGITS:
+        raise ValueError(f"a number of more than {MAX_NUMBER_DIGITS} digits")
+    return _Number(text)
+
+
+_DECODER = json.JSONDecoder(parse_int=_number, parse_float=_number, parse_constant=_Number)
 _JSON_WHITESPACE = " \t\n\r"
+_STRING_OR_BRACKET = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
 
 
-def _parse(text: str) -> Any:
-    """The first JSON value of the text (Spark ignores what follows it); a sentinel when none parses."""
+def _nesting_depth(text: str) -> int:
+    """The deepest nesting of objects and arrays, brackets inside strings not counted."""
+    depth = deepest = 0
+    for match in _STRING_OR_BRACKET.finditer(text):
+        token = match.group()
+        if token in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif token in "]}":
+            depth -= 1
+    return deepest
+
+
+def _depth_at_least_limit(text: str) -> int:
+    """The nesting depth when it may reach the limit, else 0: counting brackets is cheap and bounds
+    the depth, so only a text with many of them is scanned."""
+    if text.count("[") + text.count("{") < MAX_NESTING_DEPTH:
+        return 0
+    return _nesting_depth(text)
+
+
+def _ensure_recursion_room() -> None:
+    """Python's decoder and ``variant_type`` recurse once per level: room for Jackson's limit."""
+    needed = 3 * MAX_NESTING_DEPTH + 200
+    if sys.getrecursionlimit() < needed:
+        sys.setrecursionlimit(needed)
+
+
+def _parse(text: str) -> tuple[Any, bool]:
+    """The first JSON value of the text (a sentinel when none parses) and whether anything but JSON
+    whitespace follows it (Spark's parse ignores that; the ``trailing`` check does not)."""
+    stripped = text.lstrip(_JSON_WHITESPACE)
+    depth = _depth_at_least_limit(stripped)
+    if depth > MAX_NESTING_DEPTH:
+        return _UNPARSED, False
     try:
-        value, _ = _DECODER.raw_decode(text.lstrip(_JSON_WHITESPACE))
+        value, end = _DECODER.raw_decode(stripped)
     except (ValueError, RecursionError):
-        return _UNPARSED
-    return value
+        return _UNPARSED, False
+    # Spark's end check reads the record as an array element, one level deeper: at the limit it
+    # cannot see where the record ends, and refuses it with the same reason.
+    return value, depth == MAX_NESTING_DEPTH or bool(stripped[end:].strip(_JSON_WHITESPACE))
 
 
 _UNPARSED = object()
+_ensure_recursion_room()
 
 
 def _kind(view: EventView) -> str | None:
@@ -190,7 +241,8 @@ def _number_type(text: str) -> str:
     decimal without trailing fraction zeros, and anything else (an exponent, NaN) as a double."""
     if text in ("NaN", "Infinity", "-Infinity") or "e" in text or "E" in text:
         return "double"
-    if "." not in text and -(2**63) <= int(text) < 2**63:
+    # Compared as digits first: int() of a text past Python's digit limit (4300) raises.
+    if "." not in text and len(text.lstrip("-").lstrip("0")) <= 19 and -(2**63) <= int(text) < 2**63:
         return "bigint"
     whole, _, fraction = text.lstrip("-").partition(".")
     fraction = fraction.rstrip("0")
@@ -260,6 +312,7 @@ def _text_check(test: Callable[[str], bool]) -> Callable[[EventView, str], bool]
 _CHECKS: dict[str, Callable[[EventView, str], bool]] = {
     "empty": lambda view, _: view.empty,
     "unparsable": lambda view, _: view.corrupt and view.types["eventTime"] is None and not any(view.has.values()),
+    "trailing": lambda view, _: view.trailing,
     "corrupt": lambda view, _: view.corrupt,
     "no_kind": lambda view, _: view.kind is None,
     "placeholder": lambda view, label: view.texts[label] is not None and _is_placeholder(view.texts[label], label),

@@ -78,10 +78,30 @@ def moment(text: str) -> datetime:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
-def like_pattern(query: str) -> re.Pattern[str]:
-    """Marquez's search: a case-insensitive substring match where ``%`` and ``_`` are SQL wildcards."""
-    parts = [".*" if c == "%" else "." if c == "_" else re.escape(c) for c in query]
-    return re.compile("".join(parts), re.IGNORECASE | re.DOTALL)
+class LikeMatcher:
+    """Marquez's search: a case-insensitive substring match where ``%`` and ``_`` are SQL wildcards.
+
+    One regular expression with a ``.*`` per ``%`` backtracks exponentially in the number of ``%``
+    (eight took 8 s on a 40-character name). Here the query is cut at each ``%`` into pieces of
+    literals and ``_`` (each a regex without quantifiers), and each piece is searched for after the
+    end of the previous one: the leftmost match of each piece in turn finds a match whenever one
+    exists, in time linear in the name for each piece."""
+
+    def __init__(self, query: str) -> None:
+        self.pieces = [
+            re.compile("".join("." if c == "_" else re.escape(c) for c in piece), re.IGNORECASE | re.DOTALL)
+            for piece in query.split("%")
+            if piece
+        ]
+
+    def search(self, name: str) -> bool:
+        position = 0
+        for piece in self.pieces:
+            found = piece.search(name, position)
+            if found is None:
+                return False
+            position = found.end()
+        return True
 
 
 class MarquezReadApi:
@@ -484,7 +504,7 @@ class MarquezReadApi:
         kind = (filter_ or "").upper() or None
         if kind not in (None, "DATASET", "JOB"):
             raise BadRequest(f"filter must be DATASET or JOB, not '{filter_}'")
-        pattern = like_pattern(q)
+        pattern = LikeMatcher(q)
         snap = self._snapshot
         results = []
         if kind in (None, "DATASET"):

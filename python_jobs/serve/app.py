@@ -19,9 +19,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
-import hmac
 import json
-import os
 import zlib
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
@@ -30,18 +28,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import Receive, Scope, Send
 
 from python_jobs.lineage.event_validation import first_problem
+from python_jobs.serve.auth import ApiKeyMiddleware, ApiKeys, key_matches, presented_key
 from python_jobs.serve.landing import GroupCommitWriter, LandingLayout
 
 if TYPE_CHECKING:
     from python_jobs.serve.build_loop import BuildLoop
 
-API_KEY_ENV = "LINEAGE_API_KEY"
 DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
 DEFAULT_BODY_TIMEOUT_SECONDS = 30.0
 LINEAGE_PATH = "/api/v1/lineage"
@@ -55,19 +54,29 @@ class CollectorConfig:
     rotate_bytes: int = 64 * 1024 * 1024
     rotate_seconds: float = 60.0
     api_key: str | None = None
+    # Reads (the read API, the page, health) also take this key; posting events does not.
+    read_api_key: str | None = None
     # The longest wait for the next bytes of a request body (nginx's client_body_timeout, by read).
     body_timeout_seconds: float = DEFAULT_BODY_TIMEOUT_SECONDS
 
     @staticmethod
     def api_key_from_env() -> str | None:
-        return os.environ.get(API_KEY_ENV) or None
+        return ApiKeys.from_env().write
+
+    @staticmethod
+    def read_api_key_from_env() -> str | None:
+        return ApiKeys.from_env().read
+
+    @property
+    def keys(self) -> ApiKeys:
+        return ApiKeys(self.api_key, self.read_api_key)
 
 
 @dataclass
 class CollectorCounts:
     """Every request to the lineage endpoint is counted once:
     received = accepted + rejected + too_large + unauthorized + abandoned (the client left mid-body)
-    + timed_out (the client stopped sending mid-body)."""
+    + timed_out (the client stopped sending mid-body) + failed (valid, but the landing write failed: 503)."""
 
     received: int = 0
     accepted: int = 0
@@ -76,6 +85,7 @@ class CollectorCounts:
     unauthorized: int = 0
     abandoned: int = 0
     timed_out: int = 0
+    failed: int = 0
     sealed_files: int = 0
     sealed_events: int = 0
 
@@ -85,7 +95,7 @@ class CollectorCounts:
     def in_flight(self) -> int:
         """Requests received and not yet answered (0 whenever the collector is idle)."""
         answered = self.accepted + self.rejected + self.too_large + self.unauthorized + self.abandoned
-        return self.received - answered - self.timed_out
+        return self.received - answered - self.timed_out - self.failed
 
     def as_dict(self) -> dict[str, int | bool]:
         return {
@@ -96,6 +106,7 @@ class CollectorCounts:
             "unauthorized": self.unauthorized,
             "abandoned": self.abandoned,
             "timed_out": self.timed_out,
+            "failed": self.failed,
             "in_flight": self.in_flight(),
             "sealed_files": self.sealed_files,
             "sealed_events": self.sealed_events,
@@ -180,14 +191,10 @@ class Collector:
         asyncio.run_coroutine_threadsafe(self.events.rotate(), self.loop).result(timeout)
 
     def authorized(self, headers: Headers) -> bool:
-        expected = self.config.api_key
-        if not expected:
+        keys = self.config.keys
+        if not keys.required:
             return True
-        header = headers.get(b"authorization", b"")
-        scheme, _, token = header.partition(b" ")
-        if scheme.lower() != b"bearer":
-            return False
-        return hmac.compare_digest(token.strip(), expected.encode())
+        return key_matches(presented_key(headers.get(b"authorization", b"")), keys.accepted_for("POST"))
 
     async def read_body(self, headers: Headers, receive: Receive) -> bytes:
         limit = self.config.max_body_bytes
@@ -297,13 +304,20 @@ class Collector:
             text = body.decode("utf-8")
         except UnicodeDecodeError as error:
             return await self._bad_request(facts, f"the body is not UTF-8: {error}", body)
-        reason = first_problem(text)
+        try:
+            reason = first_problem(text)
+        except Exception as error:  # any failure to validate is the body's problem: a 400, kept and counted
+            reason = f"the event could not be validated: {type(error).__name__}: {str(error)[:200]}"
         if reason is not None:
             return await self._bad_request(facts, reason, body)
         # JSON has no raw line breaks inside strings, so outside them they are whitespace: a space
         # keeps the event (and its id) the same and the NDJSON framing intact.
         line = body.replace(b"\r", b" ").replace(b"\n", b" ") + b"\n"
-        await self.events.append(line)
+        try:
+            await self.events.append(line)
+        except Exception as error:  # a full disk, a failed fsync: not stored, so not acknowledged
+            counts.failed += 1
+            return 503, _error(f"the event could not be stored: {type(error).__name__}: {error}"), []
         counts.accepted += 1
         return 201, b"", []
 
@@ -372,6 +386,8 @@ def create_app(
         Route("/api/v1/collector/health", collector.health, methods=["GET"]),
         *extra_routes,
     ]
-    app = Starlette(routes=routes, lifespan=lifespan)
+    exempt = [("POST", LINEAGE_PATH)]  # the endpoint checks the key itself and counts refusals
+    middleware = [Middleware(ApiKeyMiddleware, keys=config.keys, exempt=exempt)]
+    app = Starlette(routes=routes, lifespan=lifespan, middleware=middleware)
     app.state.collector = collector
     return app

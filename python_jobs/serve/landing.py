@@ -95,7 +95,9 @@ def complete_prefix(data: bytes) -> int:
     """The length of the leading complete lines of a landing file: up to the last newline before
     any NUL byte. A file is preallocated with zeros and written in order, but after a crash the
     pages of an unacknowledged write may be on disk out of order; acknowledged lines were fsynced
-    before their answer, hold no NUL (JSON text cannot), and all come before such a gap."""
+    before their answer and all come before such a gap. They hold no NUL: the collector accepts a
+    body only when it is one JSON value and nothing else (JSON text has no raw NUL), and
+    ``GroupCommitWriter.append`` refuses any line with one."""
     first_nul = data.find(b"\0")
     end = len(data) if first_nul < 0 else first_nul
     return data.rfind(b"\n", 0, end) + 1
@@ -177,6 +179,10 @@ class GroupCommitWriter:
         """Returns once ``line`` (ending with a newline) is written, and fsynced when ``fsync`` is on."""
         if self._closing or self._wakeup is None:
             raise RuntimeError("the landing writer is not running")
+        if b"\0" in line or not line.endswith(b"\n") or b"\n" in line[:-1]:
+            # Recovery after a crash cuts an open file at its first NUL and keeps whole lines only: a
+            # line that broke either rule would cost the acknowledged lines after it.
+            raise ValueError("a landing line must be one line without NUL bytes")
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._pending.append((line, done))
         self._wakeup.set()

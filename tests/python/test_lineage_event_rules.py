@@ -59,7 +59,31 @@ def _drop(event: dict, path: tuple[str, ...]) -> dict:
     return mutated
 
 
+def hostile_texts(event: dict) -> Iterator[str]:
+    """Whole-record damage around a valid event: what follows its value, nesting and number sizes."""
+    text = json.dumps(event)
+    for tail in ("\u0000", " \u0000", "x", " 5", "]", "]" + text, "}" + text, text, " " + text, ",0]", ",0]" + text,
+                 "\t\r ", "\u00a0", "\u2028"):
+        yield text + tail
+    yield "[" * 600 + "]" * 600
+    # Jackson's limits: 1,000 levels of nesting (the event's own object counts), 1,000 digits a number.
+    for depth in (600, 998, 999, 1000, 1001):
+        yield json.dumps({**event, "nested": [[[[]]]]}).replace("[[[[]]]]", "[" * depth + "]" * depth)
+    yield json.dumps(event).replace(json.dumps(event["eventTime"]), "[" * 998 + "1" + "]" * 998, 1)
+    yield json.dumps(event).replace(json.dumps(event["eventTime"]), "[" * 600 + "]" * 600, 1)
+    for digits in (1000, 1001, 5000):
+        yield text[:-1] + ', "big": ' + "9" * digits + "}"
+        yield text[:-1] + ', "big": -' + "9" * digits + "}"
+        yield text[:-1] + ', "big": 1.' + "9" * (digits - 1) + "}"
+        yield text[:-1] + ', "big": 1.' + "9" * (digits - 2) + "e-5}"
+        yield json.dumps(event).replace(json.dumps(event["eventTime"]), "9" * digits, 1)
+    yield json.dumps(event).replace(json.dumps(event["eventTime"]), "1" + "0" * 30 + ".5e400", 1)
+    yield json.dumps(event).replace(json.dumps(event["run"]["runId"]), "-" + "1" * 30, 1)
+
+
 def mutations(valid: list[dict]) -> Iterator[str]:
+    for event in valid[:2]:
+        yield from hostile_texts(event)
     for number, event in enumerate(valid):
         # Every value for a few events; a rotating subset for the rest keeps the batch small.
         values = SCALAR_VALUES if number < 3 else SCALAR_VALUES[number % 5 :: 5]
