@@ -33,3 +33,20 @@ def namespace_uuid(namespace: str) -> str:
 
 def dataset_version_uuid(namespace: str, name: str, run_id: str) -> str:
     return name_uuid(f"dataset_version:{namespace}:{name}:{run_id}")
+
+
+def name_uuid_sql(expr: str) -> str:
+    """Spark SQL for ``name_uuid`` of the string expression ``expr``: the text of the dbt macro
+    ``default__name_uuid`` (macros/lineage/keys.sql), for jobs that key rows inside Spark."""
+    return (
+        f"element_at(transform(array(md5({expr})), h -> concat_ws('-', substr(h, 1, 8), substr(h, 9, 4), "
+        "concat('3', substr(h, 14, 3)), "
+        "concat(lower(hex((cast(conv(substr(h, 17, 1), 16, 10) as int) & 3) | 8)), substr(h, 18, 3)), "
+        "substr(h, 21, 12))), 1)"
+    )
+
+
+def entity_key_sql(kind_expr: str, namespace_expr: str, name_expr: str) -> str:
+    """Spark SQL for the key of a job or dataset (``kind_expr`` gives ``'job'`` or ``'dataset'``): what
+    ``job_uuid`` and ``dataset_uuid`` compute, ``name_uuid('<kind>:<namespace>:<name>')``."""
+    return name_uuid_sql(f"concat({kind_expr}, ':', {namespace_expr}, ':', {name_expr})")

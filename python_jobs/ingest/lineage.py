@@ -22,6 +22,11 @@ One run parses the input once and writes the wide rows once:
    or duplicate rows. A raw table in another format than plain Parquet (Delta...) gets the kept
    rows through Spark instead.
 
+Between 3 and 4, the new events that name a job or dataset whose key (``'<kind>:<namespace>:<name>'``,
+Marquez's) another (namespace, name) already owns are refused whole (``entity_keys``): the key table
+``raw.lineage_entity_keys`` gets the batch's new owners first, then the audit table and the raw table
+are written as above.
+
 A crash leaves either nothing or a part of the batch's files in the raw table; ingesting the same
 files again stores the rest (the stored events count as duplicates), numbered as the uninterrupted run
 would have numbered them: the batch's base ``ingest_seq`` is recorded (``INTENT_FILE``) before anything
@@ -56,6 +61,14 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StructField, StructType
 
+from python_jobs.ingest.entity_keys import (
+    ENTITY_KEYS,
+    ENTITY_KEYS_TABLE,
+    KEY_COLUMNS,
+    KeyCheck,
+    check_entity_keys,
+    owners_of_stored,
+)
 from python_jobs.ingest.lineage_contract import (
     INGEST_BLOCK_EVENTS,
     RAW_LINEAGE_EVENTS,
@@ -108,6 +121,20 @@ def ensure_lineage_tables(spark: SparkSession, settings: Settings, file_format: 
     if not spark.catalog.tableExists(rejected_table):
         remove_orphan_table_folder(spark, rejected_table)
         spark.createDataFrame([], REJECTED_SCHEMA).write.format(file_format).saveAsTable(rejected_table)
+    ensure_entity_keys_table(spark, settings, file_format)
+
+
+def ensure_entity_keys_table(spark: SparkSession, settings: Settings, file_format: str = "parquet") -> None:
+    """Creates ``raw.lineage_entity_keys`` when missing, filled from the events already stored (a one-time
+    backfill; empty on a new warehouse). ``saveAsTable`` writes the rows before it registers the table, so
+    a run killed in between leaves an orphan folder and the next run builds the table again."""
+    keys_table = settings.table(*ENTITY_KEYS_TABLE)
+    if spark.catalog.tableExists(keys_table):
+        return
+    remove_orphan_table_folder(spark, keys_table)
+    owners = owners_of_stored(spark.table(settings.table(*RAW_TABLE)))
+    rows = owners.select(*[F.col(f.name).cast(f.dataType) for f in ENTITY_KEYS.fields])
+    rows.repartition(1).sortWithinPartitions(*KEY_COLUMNS).write.format(file_format).saveAsTable(keys_table)
 
 
 def remove_orphan_table_folder(spark: SparkSession, table: str) -> None:
@@ -208,7 +235,9 @@ def _document_records(spark: SparkSession, files: Sequence[InputFile]) -> DataFr
     documents = spark.read.text([f.path for f in files], wholetext=True).select(
         F.col("_metadata.file_path").alias("file_uri"), F.col("value").alias("document")
     )
-    is_array = F.ltrim("document").startswith("[")
+    # An array followed by anything but whitespace stays one record, which validation refuses whole:
+    # from_json would read the array and drop what follows it unseen.
+    is_array = F.ltrim("document").startswith("[") & ~ep.has_text_after_value(F.col("document"))
     elements = F.from_json("document", "array<string>")
     return documents.select(
         "file_uri",
@@ -265,7 +294,8 @@ def check_records(records: DataFrame, keep: Sequence[str] = PLACEMENT_COLUMNS) -
     # non-null exactly where the flag is set (a record whose text parse is null is not flagged).
     needs_typed = ~F.col("is_blank") & F.col("p").isNotNull() & ep.needs_typed_parse(F.col("p"))
     both = parsed.select("*", F.when(needs_typed, ep.parse_event(F.col("record_text"))).alias("pv"))
-    checked = both.select("*", F.col("pv").isNotNull().alias("typed")).select(
+    trailing = F.when(F.col("p").isNotNull(), ep.has_text_after_value(F.col("record_text")))
+    checked = both.select("*", F.col("pv").isNotNull().alias("typed"), trailing.alias("has_trailing_text")).select(
         "*", *ep.extract_checked_fields(F.col("p"), F.col("pv"), F.col("typed"))
     )
     return checked.select("*", *ep.blank_reference_checks(), ep.event_kind().alias("event_kind"))
@@ -611,14 +641,20 @@ def ingest_lineage(
         with _session_conf(spark, UNSORTED_PARTITION_WRITES):
             rows.write.partitionBy(RAW_PARTITION_COLUMN).option("compression", RAW_COMPRESSION).parquet(batch_dir)
         staged = spark.read.schema(RAW_LINEAGE_EVENTS).parquet(batch_dir)
-        decision = _decide(spark, staged, raw_table)
+        keys_table = settings.table(*ENTITY_KEYS_TABLE)
+        decision = _decide(spark, staged, raw_table, keys_table, batch_id)
         if decision.rows != read:
             raise RuntimeError(
                 f"the input changed while it was ingested: {read} records counted, {decision.rows} parsed"
             )
-        counts = BatchCounts(read=read, rejected=read - decision.valid, valid=decision.valid)
+        counts = BatchCounts(
+            read=read, rejected=read - decision.valid + decision.collided_rows, valid=decision.valid
+        )
+        # Before the events: a re-run of a batch interrupted later finds these keys owned by the same
+        # names, and a key is never left unrecorded for events that are stored.
+        _append_new_owners(spark, decision.keys, keys_table)
         if counts.rejected:
-            _append_rejected(spark, staged, rejected_table)
+            _append_rejected(spark, staged, rejected_table, decision.keys.rejected)
         if decision.accepted:
             _append_accepted(spark, decision, raw_table, table_files, hadoop)
     finally:
@@ -630,15 +666,27 @@ def ingest_lineage(
         read=counts.read,
         accepted=decision.accepted,
         rejected=counts.rejected,
-        duplicates=counts.valid - decision.accepted,
+        duplicates=counts.valid - decision.collided_rows - decision.accepted,
         batch_id=batch_id,
         seconds=time.monotonic() - started,
     )
 
 
-def _append_rejected(spark: SparkSession, staged: DataFrame, table: str) -> None:
+def _append_new_owners(spark: SparkSession, keys: KeyCheck, table: str) -> None:
+    """Adds the batch's new key owners to the key table, as one file (nothing when there are none). They
+    were told from the table's rows for the batch's keys, so a re-run of an interrupted batch adds only
+    what its first run did not."""
+    if keys.new_owners.isEmpty():
+        return
+    keys.new_owners.select(*spark.table(table).columns).coalesce(1).write.insertInto(table)
+
+
+def _append_rejected(
+    spark: SparkSession, staged: DataFrame, table: str, collisions: dict[str, str] | None = None
+) -> None:
     """The rejected records, with their reason worked out again from their text (the reason is a
-    function of the text alone, and rejected records are few, so it is not staged)."""
+    function of the text alone, and rejected records are few, so it is not staged), and every copy of
+    the valid events refused for a key collision (``collisions``: event id → reason)."""
     known = spark.table(table).select("rejection_id")
     rejected = staged.where(F.col("event_id").isNull()).select(
         "source_file", "source_line", "event_json", "ingest_batch_id", "ingested_at"
@@ -646,7 +694,13 @@ def _append_rejected(spark: SparkSession, staged: DataFrame, table: str) -> None
     reasons = parse_records(
         rejected.select("*", F.col("event_json").alias("record_text"), F.lit(False).alias("is_blank")),
         keep=["source_file", "source_line", "ingest_batch_id", "ingested_at"],
-    )
+    ).select("source_file", "source_line", "reason", "event_json", "ingest_batch_id", "ingested_at")
+    if collisions:
+        collided = staged.join(
+            F.broadcast(spark.createDataFrame(sorted(collisions.items()), "event_id string, reason string")),
+            "event_id",
+        ).select("source_file", "source_line", "reason", "event_json", "ingest_batch_id", "ingested_at")
+        reasons = reasons.unionByName(collided)
     new_rejections = (
         reasons.withColumn("rejection_id", F.xxhash64("source_file", "source_line", "event_json"))
         .dropDuplicates(["rejection_id"])
@@ -675,6 +729,8 @@ class Decision:
     files: dict[str, tuple[int, int]]
     dropped: DataFrame
     staged: DataFrame
+    keys: KeyCheck
+    collided_rows: int  # staged rows of the events refused for a key collision (every copy)
 
 
 # An ``eventTime`` without an offset is read in the session's time zone (UTC in every target), so a copy
@@ -706,7 +762,7 @@ def stored_event_ids(spark: SparkSession, table: str, time_range: tuple[int, int
     return stored.where(F.col("event_time").between(first, last)).select("event_id")
 
 
-def _decide(spark: SparkSession, staged: DataFrame, table: str) -> Decision:
+def _decide(spark: SparkSession, staged: DataFrame, table: str, keys_table: str, batch_id: str) -> Decision:
     """Keeps the first copy (lowest ``ingest_seq``) of each event not already in the table. Decided
     on the narrow ``event_id, ingest_seq`` columns, so the wide rows are never shuffled; the result
     per staged file is collected (a row per file).
@@ -718,7 +774,10 @@ def _decide(spark: SparkSession, staged: DataFrame, table: str) -> Decision:
     ``min_by``: a string (or a ``min`` over a struct holding one) in the aggregation buffer makes Spark
     sort every id instead of hashing them (SortAggregate). The keys of the batch's few files are
     checked to be distinct. The stored ids are read only within the batch's event-time range
-    (``stored_event_ids``), so the check follows the batch, not the table's history."""
+    (``stored_event_ids``), so the check follows the batch, not the table's history.
+
+    The new events that name a job or dataset key another (namespace, name) owns are then left out
+    (``entity_keys.check_entity_keys``), every copy of them; they are rejected."""
     ids = staged.select(
         "event_id", "ingest_seq", "event_time", F.col("_metadata.file_path").alias("staged_file")
     ).withColumn("file_key", F.xxhash64("staged_file"))
@@ -742,6 +801,14 @@ def _decide(spark: SparkSession, staged: DataFrame, table: str) -> Decision:
         .agg(F.min("ingest_seq").alias("ingest_seq"), F.min_by("file_key", "ingest_seq").alias("file_key"))
         .join(stored_event_ids(spark, table, batch_time_range(counted)), "event_id", "left_anti")
     )
+    keys = check_entity_keys(
+        spark, staged.where(F.col("event_id").isNotNull()), kept.select("event_id"), keys_table, batch_id
+    )
+    collided_rows = 0
+    if keys.rejected:
+        refused = F.broadcast(spark.createDataFrame([(e,) for e in sorted(keys.rejected)], "event_id string"))
+        kept = kept.join(refused, "event_id", "left_anti")
+        collided_rows = ids.join(refused, "event_id", "left_semi").count()
     kept_counts = {file_of_key[row["file_key"]]: row["kept"] for row in kept.groupBy("file_key").agg(
         F.count(F.lit(1)).alias("kept")).collect()}
     files = {row["staged_file"]: (row["rows"], kept_counts.get(row["staged_file"], 0)) for row in counted}
@@ -758,6 +825,8 @@ def _decide(spark: SparkSession, staged: DataFrame, table: str) -> Decision:
         files=files,
         dropped=dropped,
         staged=staged,
+        keys=keys,
+        collided_rows=collided_rows,
     )
 
 
