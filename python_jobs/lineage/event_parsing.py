@@ -90,8 +90,9 @@ def has_text_after_value(text: Column) -> Column:
     second element is a number derived from the text itself (its xxhash64). Reading element 1 gives
     that number only when the first value ends where the text does: after anything else the array is
     malformed (null) or element 1 is something the text holds. A fixed sentinel could be written into
-    the text to fake the end; this one would have to contain its own hash. About a fifth of the
-    parse's cost, measured against ``from_json`` on 100k generated events."""
+    the text to fake the end; this one would have to contain its own hash. Jackson skips over the
+    value without building anything: about a third of ``from_json``'s cost on 100k generated events
+    (measured on a busy machine; BENCHMARKS.md has its share of the whole ingest)."""
     sentinel = F.xxhash64(text).cast("string")
     wrapped = F.concat(F.lit("["), text, F.lit(","), sentinel, F.lit("]"))
     return F.coalesce(F.get_json_object(wrapped, "$[1]") != sentinel, F.lit(True))
