@@ -558,7 +558,16 @@ class MarquezReadApi:
                 f"and ingest_seq in ({', '.join(map(str, seqs))})"
             ).collect()
         by_seq = {r.ingest_seq: r.event_json for r in rows}
-        return {"events": [json.loads(by_seq[s]) for s in seqs if s in by_seq], "totalCount": events.num_rows}
+        return {"events": [stored_event(by_seq[s]) for s in seqs if s in by_seq], "totalCount": events.num_rows}
+
+
+def stored_event(text: str) -> Any:
+    """A stored event's body. Ingest before trailing text was refused stored a line such as
+    ``ev1 ev2`` whole, after validating its first value: that value is the event the row holds."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return json.JSONDecoder().raw_decode(text.lstrip(" \t\r\n"))[0]
 
 
 def lineage_page_inputs(

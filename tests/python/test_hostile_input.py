@@ -20,7 +20,7 @@ from marquez_client import MarquezClient
 
 from python_jobs.ingest.lineage import ingest_lineage
 from python_jobs.lineage.event_rules import TRAILING_MESSAGE
-from python_jobs.marquez_api.api import LikeMatcher, MarquezReadApi
+from python_jobs.marquez_api.api import LikeMatcher, MarquezReadApi, stored_event
 from python_jobs.marquez_api.routes import read_routes
 from python_jobs.marquez_api.server import serve_app_in_thread
 from python_jobs.serve.app import LINEAGE_PATH, CollectorConfig, create_app
@@ -160,3 +160,10 @@ def test_like_search_runs_in_linear_time_and_matches_as_sql_like():
         ("a.b", "a_b"): True, ("a.b", "a.b"): True, ("axb", "a.b"): False, ("line\nbreak", "e_b"): True,
     }
     assert {case: LikeMatcher(case[1]).search(case[0]) for case in cases} == cases
+
+
+def test_events_stored_whole_before_the_fix_are_served_as_the_event_their_row_holds():
+    first, second = numbered_event(50).decode(), numbered_event(51).decode()
+    assert stored_event(first + "\n" + second) == json.loads(first)
+    assert stored_event(first + "\x00") == json.loads(first)
+    assert stored_event(" " + first) == json.loads(first)
