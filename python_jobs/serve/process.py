@@ -13,6 +13,7 @@ import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
 
+from python_jobs.serve.auth import API_KEY_ENV
 from python_jobs.settings import PROJECT_DIR
 
 
@@ -22,8 +23,12 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def health(port: int, timeout: float = 2.0) -> dict:
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=timeout) as response:
+def health(port: int, timeout: float = 2.0, api_key: str | None = None) -> dict:
+    """The collector's counts; with a key set, ``/health`` needs it like every route."""
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/health")
+    if api_key:
+        request.add_header("Authorization", f"Bearer {api_key}")
+    with urllib.request.urlopen(request, timeout=timeout) as response:
         return json.loads(response.read())
 
 
@@ -42,12 +47,13 @@ def start_collector(
     process = subprocess.Popen(
         command, cwd=PROJECT_DIR, env={**os.environ, **(env or {})}, stdout=output, stderr=subprocess.STDOUT
     )
+    api_key = {**os.environ, **(env or {})}.get(API_KEY_ENV) or None
     deadline = time.monotonic() + ready_timeout
     while True:
         if process.poll() is not None:
             raise RuntimeError(f"the collector exited with {process.returncode} before it answered")
         try:
-            health(port, timeout=1.0)
+            health(port, timeout=1.0, api_key=api_key)
             return process
         except OSError:
             if time.monotonic() > deadline:

@@ -13,6 +13,7 @@ import signal
 import socket
 import threading
 import time
+import urllib.error
 from pathlib import Path
 
 import pytest
@@ -159,7 +160,9 @@ def test_auth_gzip_size_limits_and_a_slow_client(landing, tmp_path):
         slow.sendall(body[100:])
         assert slow.recv(100).startswith(b"HTTP/1.1 201")
         slow.close()
-        counts = health(port)
+        with pytest.raises(urllib.error.HTTPError, match="401"):
+            health(port)  # with a key set, every route needs it
+        counts = health(port, api_key="s3cret")
         assert counts["reconciles"] and counts["unauthorized"] == 2 and counts["too_large"] == 2
         assert (counts["accepted"], counts["rejected"]) == (8, 1)
     finally:
