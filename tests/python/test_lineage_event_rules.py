@@ -74,9 +74,13 @@ def hostile_texts(event: dict) -> Iterator[str]:
     for digits in (1000, 1001, 5000):
         yield text[:-1] + ', "big": ' + "9" * digits + "}"
         yield text[:-1] + ', "big": -' + "9" * digits + "}"
+        yield json.dumps(event).replace(json.dumps(event["eventTime"]), "9" * digits, 1)
+    # A fraction just past the limit is refused by Jackson only where it lies within one read of its input
+    # buffer (events longer than ~8,000 characters take another path): the collector always refuses it,
+    # stricter, never looser (DEVELOPING, known gaps). Far past the limit both refuse.
+    for digits in (1000, 5000):
         yield text[:-1] + ', "big": 1.' + "9" * (digits - 1) + "}"
         yield text[:-1] + ', "big": 1.' + "9" * (digits - 2) + "e-5}"
-        yield json.dumps(event).replace(json.dumps(event["eventTime"]), "9" * digits, 1)
     yield json.dumps(event).replace(json.dumps(event["eventTime"]), "1" + "0" * 30 + ".5e400", 1)
     yield json.dumps(event).replace(json.dumps(event["run"]["runId"]), "-" + "1" * 30, 1)
 
