@@ -95,7 +95,11 @@ def has_text_after_value(text: Column) -> Column:
     (measured on a busy machine; BENCHMARKS.md has its share of the whole ingest)."""
     sentinel = F.xxhash64(text).cast("string")
     wrapped = F.concat(F.lit("["), text, F.lit(","), sentinel, F.lit("]"))
-    return F.coalesce(F.get_json_object(wrapped, "$[1]") != sentinel, F.lit(True))
+    # get_json_object's parser refuses NaN and Infinity, which from_json reads: a record holding them
+    # (rare) is asked again through from_json, which copies the value's text and so costs more.
+    # coalesce stops at its first non-null argument, so the other records never pay for it.
+    with_constants = F.from_json(wrapped, "array<string>")[1] != sentinel
+    return F.coalesce(F.get_json_object(wrapped, "$[1]") != sentinel, with_constants, F.lit(True))
 
 
 def needs_typed_parse(parsed: Column) -> Column:
