@@ -1,9 +1,9 @@
 {#
-  One row per dataset named by an event in `window` (lineage_input_window over ingest_seq): its inputs, its outputs and
-  the dataset of a DatasetEvent. `io_type` is input, output or dataset; `ref_index` is the
+  One row per dataset named by an event in the model's input window (a windowed_append model reading
+  stg_lineage_events, lineage_events_input): its inputs, its outputs and the dataset of a DatasetEvent. `io_type` is input, output or dataset; `ref_index` is the
   position in the event's list (0 for a DatasetEvent). Facets stay JSON text.
 #}
-{% macro lineage_dataset_references(window) -%}
+{% macro lineage_dataset_references() -%}
     with new_events as (
         select
             event_id,
@@ -18,7 +18,7 @@
             outputs,
             dataset
         from {{ ref('stg_lineage_events') }}
-        where {{ lineage_event_window(window) }}
+        where {{ in_input_window() }}
     ),
 
     -- One explode over the three lists, each entry cut down to the fields used first: a union of

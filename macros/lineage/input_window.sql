@@ -1,4 +1,19 @@
 {#
+  The input_window config of a windowed_append model that reads stg_lineage_events: positions are
+  ingest_seq, and the raw table is partitioned into blocks of lineage_ingest_block_events()
+  positions (ingest_block), so that a build lists only the blocks its window touches.
+  `own_column`: the model's column that holds the upstream position of each of its rows.
+#}
+{% macro lineage_events_input(own_column=none) -%}
+    {%- set spec = {'from': 'stg_lineage_events', 'column': 'ingest_seq',
+        'partition': {'column': 'ingest_block', 'rows': lineage_ingest_block_events()}} -%}
+    {%- if own_column -%}
+        {%- do spec.update({'own_column': own_column}) -%}
+    {%- endif -%}
+    {{ return(spec) }}
+{%- endmacro %}
+
+{#
   The slice of an upstream relation one build of an incremental lineage model reads: rows whose
   `column` is in (low, high]. Returns {'low', 'high', 'has_new'}.
 
@@ -155,20 +170,6 @@
     {%- do run_query('create or replace temporary view ' ~ view ~ ' as ' ~ select_sql) -%}
     {%- do run_query('insert into table ' ~ this ~ ' (' ~ column_list ~ ') select ' ~ column_list ~ ' from ' ~ view) -%}
     {%- do run_query('drop view if exists ' ~ view) -%}
-{%- endmacro %}
-
-{#
-  The rows of stg_lineage_events inside `window`: the ingest_seq bounds and the same bounds on
-  ingest_block, the raw table's partition column, so that Spark lists only the window's partitions
-  instead of opening every file ever ingested. `alias` qualifies the columns.
-#}
-{% macro lineage_event_window(window, alias=none) -%}
-    {%- set prefix = alias ~ '.' if alias else '' -%}
-    {{ prefix }}ingest_seq > {{ window.low }} and {{ prefix }}ingest_seq <= {{ window.high }}
-    {%- if window.high is number %}
-        and {{ prefix }}ingest_block between {{ lineage_ingest_block(window.low + 1) }}
-        and {{ lineage_ingest_block(window.high) }}
-    {%- endif -%}
 {%- endmacro %}
 
 {#- How many ingest_seq values a block of raw.lineage_events spans: INGEST_BLOCK_EVENTS of

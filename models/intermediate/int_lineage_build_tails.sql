@@ -1,5 +1,4 @@
-{{ config(materialized='incremental', incremental_strategy='append', on_schema_change='append_new_columns',
-    post_hook="{{ lineage_record_input_through() }}") }}
+{{ config(materialized='windowed_append', input_window={'from': 'int_lineage_version_revisions', 'column': 'build_seq', 'own_column': 'build_seq'}, on_schema_change='append_new_columns') }}
 
 {#-
   Where each build's recomputed tail of a dataset's timeline starts: one row per (dataset, build),
@@ -13,8 +12,6 @@
   still the last live version, which is what the next build carries when its new events all come
   after the dataset's history (lineage_prepare_tails).
 -#}
-{%- set window = lineage_input_window(ref('int_lineage_version_revisions'), 'build_seq', own_column='build_seq') %}
-{{ lineage_input_marker(window) }}
 
 select
     dataset_uuid,
@@ -22,5 +19,5 @@ select
     tail_from,
     max_by(struct({{ lineage_version_columns() | join(', ') }}), timeline_key) as head
 from {{ ref('int_lineage_version_revisions') }}
-where build_seq > {{ window.low }} and build_seq <= {{ window.high }}
+where {{ in_input_window() }}
 group by dataset_uuid, build_seq, tail_from

@@ -1,8 +1,4 @@
-{{ config(materialized='incremental', incremental_strategy='append', on_schema_change='append_new_columns',
-    post_hook="{{ lineage_record_input_through() }}") }}
-{%- set window = lineage_input_window(ref('stg_lineage_events'), 'ingest_seq', own_column='ingest_seq',
-    block_column='ingest_block') %}
-{{ lineage_input_marker(window) }}
+{{ config(materialized='windowed_append', input_window=lineage_events_input(own_column='ingest_seq'), on_schema_change='append_new_columns') }}
 
 {#- One row per dataset named by an event. Appends the events past the watermark. A stable
     schema repeats the same facet text on every run, so each distinct text is parsed and keyed
@@ -10,7 +6,7 @@
     reference of each distinct text only (null elsewhere, so the table stays narrow):
     int_lineage_observed_schemas takes them from there instead of reading the events' facets again. -#}
 with dataset_references as (
-    {{ lineage_dataset_references(window) }}
+    {{ lineage_dataset_references() }}
 ),
 
 hashed_references as (

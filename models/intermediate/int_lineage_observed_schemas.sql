@@ -1,7 +1,4 @@
-{{ config(materialized='incremental', incremental_strategy='append',
-    post_hook="{{ lineage_record_input_through() }}") }}
-{%- set window = lineage_input_window(ref('int_lineage_dataset_observations'), 'ingest_seq', own_column='built_through_seq') %}
-{{ lineage_input_marker(window) }}
+{{ config(materialized='windowed_append', input_window={'from': 'int_lineage_dataset_observations', 'column': 'ingest_seq', 'own_column': 'built_through_seq'}) }}
 
 {#- Each distinct field set seen on a dataset, stored once with its fields. `built_through_seq`
     records how far the observations were read, so the next build starts after it. The fields
@@ -20,7 +17,7 @@ with new_observations as (
         schema_fields
     from {{ ref('int_lineage_dataset_observations') }}
     where
-        ingest_seq > {{ window.low }} and ingest_seq <= {{ window.high }}
+        {{ in_input_window() }}
         and has_schema
 ),
 
@@ -45,9 +42,9 @@ select
     size(array_distinct(transform(distinct_schemas.fields, f -> struct(f.name, f.type)))) as field_count,
     distinct_schemas.first_seen_at,
     distinct_schemas.first_ingest_seq,
-    {{ window.high }} as built_through_seq
+    {{ input_window_high() }} as built_through_seq
 from distinct_schemas
-{% if is_incremental() %}
+{% if appends_to_existing() %}
     left anti join {{ this }} as existing
         on distinct_schemas.observed_schema_uuid = existing.observed_schema_uuid
 {% endif %}

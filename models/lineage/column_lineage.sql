@@ -1,8 +1,4 @@
-{{ config(materialized='incremental', incremental_strategy='append',
-    post_hook="{{ lineage_record_input_through() }}") }}
-{%- set window = lineage_input_window(ref('stg_lineage_events'), 'ingest_seq', own_column='ingest_seq',
-    block_column='ingest_block') %}
-{{ lineage_input_marker(window) }}
+{{ config(materialized='windowed_append', input_window=lineage_events_input(own_column='ingest_seq')) }}
 
 {#- One row per (output field, input field) of each columnLineage facet, per run that recorded it.
     Both facet shapes: 1-0-x puts transformationType/Description on the output field, 1-1-x and
@@ -18,7 +14,7 @@ with new_events as (
         job_name,
         concat(coalesce(outputs, array()), if(dataset is null, array(), array(dataset))) as written
     from {{ ref('stg_lineage_events') }}
-    where {{ lineage_event_window(window) }}
+    where {{ in_input_window() }}
 ),
 
 facets as (
@@ -191,7 +187,7 @@ select
     keyed.recorded_at,
     keyed.ingest_seq
 from keyed
-{% if is_incremental() %}
+{% if appends_to_existing() %}
     left anti join {{ this }} as existing
         on keyed.uuid = existing.uuid
 {% endif %}

@@ -1,7 +1,4 @@
-{{ config(materialized='incremental', incremental_strategy='append',
-    post_hook="{{ lineage_record_input_through() }}") }}
-{%- set window = lineage_input_window(ref('int_lineage_observed_schemas'), 'built_through_seq') %}
-{{ lineage_input_marker(window) }}
+{{ config(materialized='windowed_append', input_window={'from': 'int_lineage_observed_schemas', 'column': 'built_through_seq'}) }}
 
 {#- Marquez's dataset_fields: one row per (dataset, field name, type), from each new field set.
     Nested fields appear under their dot-joined path. -#}
@@ -14,7 +11,7 @@ with new_schemas as (
         first_seen_at,
         first_ingest_seq
     from {{ ref('int_lineage_observed_schemas') }}
-    where built_through_seq > {{ window.low }} and built_through_seq <= {{ window.high }}
+    where {{ in_input_window() }}
 ),
 
 fields as (
@@ -66,7 +63,7 @@ select
     keyed.created_at,
     keyed.ingest_seq
 from keyed
-{% if is_incremental() %}
+{% if appends_to_existing() %}
     left anti join {{ this }} as existing
         on keyed.uuid = existing.uuid
 {% endif %}

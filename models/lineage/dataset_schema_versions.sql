@@ -1,7 +1,4 @@
-{{ config(materialized='incremental', incremental_strategy='append',
-    post_hook="{{ lineage_record_input_through() }}") }}
-{%- set window = lineage_input_window(ref('int_lineage_version_schema_revisions'), 'build_seq', own_column='built_through_seq') %}
-{{ lineage_input_marker(window) }}
+{{ config(materialized='windowed_append', input_window={'from': 'int_lineage_version_schema_revisions', 'column': 'build_seq', 'own_column': 'built_through_seq'}) }}
 
 {#- Marquez's dataset_schema_versions: each distinct field set a dataset version pointed at, once.
     Never updated: a changed or merged field set is a new row with a new id. -#}
@@ -17,7 +14,7 @@ with pointers as (
         pointed_at_seq
     from {{ ref('int_lineage_version_schema_revisions') }}
     -- only the pointers that builds after this model's last run recomputed
-    where build_seq > {{ window.low }} and build_seq <= {{ window.high }}
+    where {{ in_input_window() }}
 ),
 
 candidates as (
@@ -47,14 +44,14 @@ new_candidates as (
         candidates.created_at,
         candidates.ingest_seq
     from candidates
-    {% if is_incremental() %}
+    {% if appends_to_existing() %}
         left anti join {{ this }} as existing
             on candidates.dataset_schema_version_uuid = existing.uuid
     {% endif %}
 ),
 
 batch_end as (
-    select {{ window.high }} as built_through_seq
+    select {{ input_window_high() }} as built_through_seq
 )
 
 select

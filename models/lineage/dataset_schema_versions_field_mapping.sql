@@ -1,7 +1,4 @@
-{{ config(materialized='incremental', incremental_strategy='append',
-    post_hook="{{ lineage_record_input_through() }}") }}
-{%- set window = lineage_input_window(ref('dataset_schema_versions'), 'built_through_seq', own_column='built_through_seq') %}
-{{ lineage_input_marker(window) }}
+{{ config(materialized='windowed_append', input_window={'from': 'dataset_schema_versions', 'column': 'built_through_seq', 'own_column': 'built_through_seq'}) }}
 
 {#- Marquez's dataset_schema_versions_field_mapping: the fields of each schema version, written
     once per schema version (not once per dataset version). -#}
@@ -13,7 +10,7 @@ with new_versions as (
         is_merged,
         built_through_seq
     from {{ ref('dataset_schema_versions') }}
-    where built_through_seq > {{ window.low }} and built_through_seq <= {{ window.high }}
+    where {{ in_input_window() }}
 ),
 
 merged as (
@@ -27,7 +24,7 @@ merged as (
             pointers.dataset_schema_version_uuid = new_versions.uuid
             and new_versions.is_merged
         lateral view explode(pointers.merged_fields) exploded as field
-    where pointers.build_seq > {{ window.low }} and pointers.build_seq <= {{ window.high }}
+    where {{ in_input_window('pointers', 'build_seq') }}
 ),
 
 observed as (

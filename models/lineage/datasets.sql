@@ -1,7 +1,4 @@
-{{ config(materialized='incremental', incremental_strategy='append',
-    post_hook="{{ lineage_record_input_through() }}") }}
-{%- set window = lineage_input_window(ref('int_lineage_dataset_observations'), 'ingest_seq') %}
-{{ lineage_input_marker(window) }}
+{{ config(materialized='windowed_append', input_window={'from': 'int_lineage_dataset_observations', 'column': 'ingest_seq'}) }}
 
 {#- Every dataset named by an event; appended once, when first seen. -#}
 with new_observations as (
@@ -12,7 +9,7 @@ with new_observations as (
         event_time,
         ingest_seq
     from {{ ref('int_lineage_dataset_observations') }}
-    where ingest_seq > {{ window.low }} and ingest_seq <= {{ window.high }}
+    where {{ in_input_window() }}
 ),
 
 first_seen as (
@@ -34,7 +31,7 @@ select
     first_seen.created_at,
     first_seen.ingest_seq
 from first_seen
-{% if is_incremental() %}
+{% if appends_to_existing() %}
     left anti join {{ this }} as existing
         on first_seen.dataset_uuid = existing.uuid
 {% endif %}

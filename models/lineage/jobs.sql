@@ -1,7 +1,4 @@
-{{ config(materialized='incremental', incremental_strategy='append',
-    post_hook="{{ lineage_record_input_through() }}") }}
-{%- set window = lineage_input_window(ref('stg_lineage_events'), 'ingest_seq', block_column='ingest_block') %}
-{{ lineage_input_marker(window) }}
+{{ config(materialized='windowed_append', input_window=lineage_events_input()) }}
 
 {#- Every job of a RunEvent or JobEvent; appended once, when first seen. -#}
 with new_events as (
@@ -11,7 +8,7 @@ with new_events as (
         job_namespace,
         job_name
     from {{ ref('stg_lineage_events') }}
-    where job_name is not null and {{ lineage_event_window(window) }}
+    where job_name is not null and {{ in_input_window() }}
 ),
 
 first_seen as (
@@ -32,7 +29,7 @@ select
     first_seen.created_at,
     first_seen.ingest_seq
 from first_seen
-{% if is_incremental() %}
+{% if appends_to_existing() %}
     left anti join {{ this }} as existing
         on
             first_seen.job_namespace = existing.namespace_name

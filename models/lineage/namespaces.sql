@@ -1,7 +1,4 @@
-{{ config(materialized='incremental', incremental_strategy='append',
-    post_hook="{{ lineage_record_input_through() }}") }}
-{%- set window = lineage_input_window(ref('stg_lineage_events'), 'ingest_seq', block_column='ingest_block') %}
-{{ lineage_input_marker(window) }}
+{{ config(materialized='windowed_append', input_window=lineage_events_input()) }}
 
 {#- Every namespace named by a job or a dataset; appended once, when first seen. -#}
 with new_events as (
@@ -14,7 +11,7 @@ with new_events as (
         events.outputs.namespace as output_namespaces,
         events.dataset.namespace as event_dataset_namespace
     from {{ ref('stg_lineage_events') }} as events
-    where {{ lineage_event_window(window, 'events') }}
+    where {{ in_input_window('events') }}
 ),
 
 named as (
@@ -55,7 +52,7 @@ select
     first_seen.created_at,
     first_seen.ingest_seq
 from first_seen
-{% if is_incremental() %}
+{% if appends_to_existing() %}
     left anti join {{ this }} as existing
         on first_seen.namespace_name = existing.name
 {% endif %}

@@ -1,8 +1,4 @@
-{{ config(materialized='incremental', incremental_strategy='append',
-    post_hook="{{ lineage_record_input_through() }}") }}
-{%- set window = lineage_input_window(ref('stg_lineage_events'), 'ingest_seq', own_column='ingest_seq',
-    block_column='ingest_block') %}
-{{ lineage_input_marker(window) }}
+{{ config(materialized='windowed_append', input_window=lineage_events_input(own_column='ingest_seq')) }}
 
 {#- One row per run event (Marquez's run_states): append-only, so a COMPLETE that arrives in a
     later ingest than its START is simply another row; `runs` reads the latest. -#}
@@ -18,4 +14,4 @@ select
     event_id,
     ingest_seq
 from {{ ref('stg_lineage_events') }}
-where event_kind = 'RunEvent' and {{ lineage_event_window(window) }}
+where event_kind = 'RunEvent' and {{ in_input_window() }}

@@ -2,8 +2,9 @@
 
 from typing import Any
 
-from dbt.adapters.base import PythonJobHelper
+from dbt.adapters.base import PythonJobHelper, available
 from dbt.adapters.base.impl import AdapterTrackingRelationInfo
+from dbt.adapters.base.relation import BaseRelation
 from dbt.adapters.contracts.connection import AdapterResponse
 from dbt.adapters.spark.impl import SparkAdapter
 from dbt.adapters.spark_python.__version__ import version as plugin_version
@@ -13,6 +14,7 @@ from dbt.adapters.spark_python.python_submissions import (
     SessionPythonJobHelper,
     SessionSubmissionResult,
 )
+from dbt.adapters.spark_python.relation_text import table_property, top_level_columns
 
 
 class SparkPythonAdapter(SparkAdapter):
@@ -47,3 +49,24 @@ class SparkPythonAdapter(SparkAdapter):
                 rows_affected=submission_result.rows_written,
             )
         return super().generate_python_submission_response(submission_result)
+
+    def _cached_information(self, relation: BaseRelation) -> str:
+        cached = self.get_relation(relation.database, relation.schema, relation.identifier)  # type: ignore[arg-type]
+        return str(getattr(cached, "information", None) or "") if cached is not None else ""
+
+    @available
+    def table_property(self, relation: BaseRelation, key: str) -> str | None:
+        """One table property, or None when unset. A table's own properties only change in its own
+        materialization, after this read, so the text cached at the start of the run is current; a table
+        created during the run has none cached and is asked directly."""
+        information = self._cached_information(relation)
+        if information:
+            return table_property(information, key)
+        _, rows = self.execute(f"show tblproperties {relation}", fetch=True)
+        return next((str(row[1]) for row in rows if row[0] == key), None)
+
+    @available
+    def column_names(self, relation: BaseRelation) -> list[str]:
+        """The table's column names in order, from the cached schema tree when there is one."""
+        names = top_level_columns(self._cached_information(relation))
+        return names or [column.name for column in self.get_columns_in_relation(relation)]

@@ -1,0 +1,156 @@
+{#
+  The input window of a windowed_append model (see windowed_append.sql): how the materialization
+  finds it, binds it for its statement and records it, and how the model's query reads it.
+#}
+
+{#- The model's input_window config, checked. -#}
+{% macro windowed_append_spec() -%}
+    {%- set spec = config.require('input_window') -%}
+    {%- if spec is not mapping or 'from' not in spec or 'column' not in spec -%}
+        {{ exceptions.raise_compiler_error(
+            "windowed_append needs input_window={'from': <model>, 'column': <position column>, ...}; got "
+            ~ spec) }}
+    {%- endif -%}
+    {{ return(spec) }}
+{%- endmacro %}
+
+{#- The session variable that holds the window while the model's statement runs: one per model, so
+    models built at once on other threads of the same Spark session do not share it. -#}
+{% macro windowed_append_variable() -%}
+    {{ return('`windowed_append__' ~ this.schema ~ '__' ~ this.identifier ~ '`') }}
+{%- endmacro %}
+
+{#- True while the materialization binds the window: a model compiled to run, not only to show. -#}
+{% macro windowed_append_binds() -%}
+    {{ return(execute and flags.WHICH in ['run', 'build', 'retry']
+        and config.get('materialized') == 'windowed_append') }}
+{%- endmacro %}
+
+{#- {low, high, low_partition, high_partition} for this build; low: see windowed_append.sql. -#}
+{% macro windowed_append_window(spec, target, full_build) -%}
+    {%- set low = -1 if full_build else windowed_append_low(spec, target) -%}
+    {%- set partition = spec.get('partition') -%}
+    {%- set upstream = ref(spec['from']) -%}
+    {%- set query -%}
+        select coalesce(max({{ spec['column'] }}), -1) from {{ upstream }}
+        where {{ spec['column'] }} > {{ low }}
+        {%- if partition %} and {{ partition['column'] }} >= {{ (low + 1) // partition['rows'] }}{% endif %}
+    {%- endset -%}
+    {%- set found = run_query(query).columns[0].values()[0] | int -%}
+    {%- set high = [found, low] | max -%}
+    {{ return({
+        'low': low,
+        'high': high,
+        'low_partition': (low + 1) // partition['rows'] if partition else none,
+        'high_partition': high // partition['rows'] if partition else none,
+    }) }}
+{%- endmacro %}
+
+{#
+  Where this table's earlier builds stopped reading. A table without the property (built by an
+  older version of the project, or whose property was lost) counts as having read nothing, raised
+  to its own_column as always: a model without own_column must then tolerate a re-read, which the
+  first-seen models do (they append only what their table lacks).
+#}
+{% macro windowed_append_low(spec, target) -%}
+    {%- set recorded = adapter.table_property(target, 'lineage.input_through') -%}
+    {%- set low = -1 if recorded is none else recorded | int -%}
+    {%- set own_column = spec.get('own_column') -%}
+    {%- if own_column -%}
+        {%- set own = run_query('select coalesce(max(' ~ own_column ~ '), -1) from ' ~ target
+            ~ ' where ' ~ own_column ~ ' > ' ~ low).columns[0].values()[0] | int -%}
+        {%- set low = [low, own] | max -%}
+    {%- endif -%}
+    {{ return(low) }}
+{%- endmacro %}
+
+{% macro windowed_append_bind(window) -%}
+    {%- set fields = [] -%}
+    {%- for name in ['low', 'high', 'low_partition', 'high_partition'] -%}
+        {%- do fields.append("'" ~ name ~ "', cast(" ~ (-1 if window[name] is none else window[name]) ~ ' as bigint)') -%}
+    {%- endfor -%}
+    {%- do run_query('declare or replace variable ' ~ windowed_append_variable()
+        ~ ' default named_struct(' ~ fields | join(', ') ~ ')') -%}
+{%- endmacro %}
+
+{% macro windowed_append_unbind() -%}
+    {%- do run_query('drop temporary variable if exists ' ~ windowed_append_variable()) -%}
+{%- endmacro %}
+
+{% macro windowed_append_record(target, high) -%}
+    {%- do run_query('alter table ' ~ target ~ " set tblproperties ('lineage.input_through' = '" ~ high ~ "')") -%}
+{%- endmacro %}
+
+{#
+  The columns to insert, by name: the table's own. With on_schema_change=append_new_columns the
+  columns the query has and the table lacks are added first (a table built by an older version);
+  with fail, they stop the build.
+-#}
+{% macro windowed_append_columns(target, sql) -%}
+    {%- set on_schema_change = config.get('on_schema_change') or 'ignore' -%}
+    {%- set existing = adapter.column_names(target) -%}
+    {%- if on_schema_change != 'ignore' -%}
+        {%- set known = existing | map('lower') | list -%}
+        {%- set added = [] -%}
+        {%- for row in run_query('describe query ' ~ sql) if row[0] | lower not in known -%}
+            {%- do added.append('`' ~ row[0] ~ '` ' ~ row[1]) -%}
+        {%- endfor -%}
+        {%- if added and on_schema_change == 'fail' -%}
+            {{ exceptions.raise_compiler_error(target ~ ' lacks columns ' ~ added | join(', ')
+                ~ ' that its model selects (on_schema_change=fail)') }}
+        {%- elif added -%}
+            {%- do run_query('alter table ' ~ target ~ ' add columns (' ~ added | join(', ') ~ ')') -%}
+            {%- set existing = adapter.get_columns_in_relation(target) | map(attribute='name') | list -%}
+        {%- endif -%}
+    {%- endif -%}
+    {{ return('`' ~ existing | join('`, `') ~ '`') }}
+{%- endmacro %}
+
+{#- The window's low end in the model's query: the bound variable, or -1 when dbt only compiles. -#}
+{% macro input_window_low() -%}
+    {{ return(windowed_append_variable() ~ '.low' if windowed_append_binds() else '-1') }}
+{%- endmacro %}
+
+{#- The window's high end in the model's query: the bound variable, or the upstream's highest
+    position when dbt only compiles. -#}
+{% macro input_window_high() -%}
+    {%- if windowed_append_binds() -%}
+        {{ return(windowed_append_variable() ~ '.high') }}
+    {%- elif not execute -%}
+        {{ return('-1') }}
+    {%- endif -%}
+    {%- set spec = windowed_append_spec() -%}
+    {{ return('(select max(' ~ spec['column'] ~ ') from ' ~ ref(spec['from']) ~ ')') }}
+{%- endmacro %}
+
+{#
+  The condition that keeps the rows of the window, on the upstream's position column (qualified by
+  `alias`), and on its partition column when input_window.partition names one, so that Spark lists
+  only the window's partitions. `column` reads the window on another column holding the same
+  positions.
+#}
+{% macro in_input_window(alias=none, column=none) -%}
+    {%- if not execute -%}
+        {{ return('true') }}
+    {%- endif -%}
+    {%- set spec = windowed_append_spec() -%}
+    {%- set prefix = alias ~ '.' if alias else '' -%}
+    {%- set position = prefix ~ (column or spec['column']) -%}
+    {%- set condition = position ~ ' > ' ~ input_window_low() ~ ' and ' ~ position ~ ' <= ' ~ input_window_high() -%}
+    {%- set partition = spec.get('partition') -%}
+    {%- if partition and windowed_append_binds() -%}
+        {%- set variable = windowed_append_variable() -%}
+        {%- set condition = condition ~ ' and ' ~ prefix ~ partition['column'] ~ ' between '
+            ~ variable ~ '.low_partition and ' ~ variable ~ '.high_partition' -%}
+    {%- endif -%}
+    {{ return(condition) }}
+{%- endmacro %}
+
+{#- True when this build appends to the model's existing table, false on a full build: what
+    is_incremental() says for dbt's incremental materialization. -#}
+{% macro appends_to_existing() -%}
+    {%- if not execute or config.get('materialized') != 'windowed_append' -%}
+        {{ return(false) }}
+    {%- endif -%}
+    {{ return(load_cached_relation(this) is not none and not should_full_refresh()) }}
+{%- endmacro %}
