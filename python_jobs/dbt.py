@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from python_jobs.errors import UserFacingError
 from python_jobs.settings import PROJECT_DIR, Settings
 
 
@@ -19,6 +22,11 @@ class DbtOutcome:
     success: bool
     result: Any
     failures: list[str]
+
+
+def target_dir(settings: Settings) -> Path:
+    """dbt's target folder (its artifacts): ``$DBT_TARGET_PATH`` or ``target/`` of the project."""
+    return Path(os.environ.get("DBT_TARGET_PATH", settings.project_dir / "target"))
 
 
 def dbt_args(
@@ -60,7 +68,7 @@ def run_dbt(
     callbacks: Sequence[Callable[[Any], None]] = (),
 ) -> DbtOutcome:
     """``callbacks`` receive every dbt event (``EventMsg``), e.g. to count finished nodes."""
-    from dbt.cli.main import dbtRunner
+    from dbt.cli.main import dbtRunner  # about 4 s to import: only when a dbt command runs, not on every CLI start
 
     res = dbtRunner(callbacks=list(callbacks)).invoke(dbt_args(settings, command, extra_vars))
     outcome = DbtOutcome(success=bool(res.success), result=res.result, failures=_failures(res.result))
@@ -68,3 +76,14 @@ def run_dbt(
         detail = "\n".join(outcome.failures) or str(res.exception or "see the dbt log above")
         raise DbtCommandError(f"dbt {' '.join(command)} failed:\n{detail}")
     return outcome
+
+
+def load_manifest(settings: Settings) -> dict[str, Any]:
+    """dbt's ``manifest.json`` as the last dbt command on the project wrote it (every command does, ``parse`` too)."""
+    path = target_dir(settings) / "manifest.json"
+    if not path.is_file():
+        raise UserFacingError(
+            f"dbt's manifest {path} is missing: it lists the project's models. Run any dbt command first, "
+            "e.g. `python -m python_jobs dbt parse`."
+        )
+    return json.loads(path.read_text(encoding="utf-8"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 
 
@@ -11,8 +12,6 @@ def name_uuid(text: str) -> str:
 
 
 def _md5_v3(data: bytes) -> bytes:
-    import hashlib
-
     digest = bytearray(hashlib.md5(data).digest())
     digest[6] = (digest[6] & 0x0F) | 0x30
     digest[8] = (digest[8] & 0x3F) | 0x80

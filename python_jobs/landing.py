@@ -18,6 +18,13 @@ it reaches ``rotate_bytes`` or gets ``rotate_seconds`` old, on demand (``rotate`
 a file left in ``open/`` by a crash is sealed on the next start, cut after its last complete line
 (``complete_prefix``: a torn or zero-filled tail was never acknowledged).
 
+``ingest_sealed`` is how every reader of the landing folder (``ingest lineage``, the serve build loop, the
+main job's self-lineage) picks its files: the sealed files of ``sealed/`` (never ``open/``), ingested in one
+``ingest_lineage`` batch, then moved to ``ingested/`` only after that batch committed. A crash between the
+commit and the move leaves them in ``sealed/``; the next run ingests them again and the dedup on
+``event_id`` counts every event as a duplicate, so each event is stored exactly once
+(tests/python/test_collector.py checks it).
+
 Landing files (events and rejected bodies alike) are created with mode ``0o640`` (the process
 umask may narrow it): they hold what clients sent, so the owner writes, the group
 reads (e.g. an ingest job run by another user of the group), and others get nothing.
@@ -34,6 +41,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+
+from pyspark.sql import SparkSession
+
+from python_jobs.ingest.lineage import IngestReport, ingest_lineage
+from python_jobs.settings import Settings
 
 OPEN_SUFFIX = ".ndjson.open"
 # Zeros written ahead of the open file's data at a time (see GroupCommitWriter._write_batch).
@@ -308,3 +320,23 @@ class GroupCommitWriter:
         self._descriptor, self._path = None, None
         if self.on_seal is not None:
             self.on_seal(target, lines)
+
+
+@dataclass(frozen=True)
+class LandingIngest:
+    files: list[Path]
+    report: IngestReport | None
+
+
+def ingest_sealed(spark: SparkSession, settings: Settings, layout: LandingLayout) -> LandingIngest:
+    """Ingests every sealed landing file once: one batch, then each file moves to ``ingested/``."""
+    files = layout.sealed_files()
+    if not files:
+        return LandingIngest([], None)
+    report = ingest_lineage(spark, settings, files)
+    layout.ingested_dir.mkdir(parents=True, exist_ok=True)
+    for path in files:
+        os.replace(path, layout.ingested_dir / path.name)
+    fsync_dir(layout.ingested_dir)
+    fsync_dir(layout.sealed_dir)
+    return LandingIngest(files, report)

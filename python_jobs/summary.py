@@ -11,10 +11,13 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from python_jobs.contracts import CHANGELOG_OP_CODES, is_changelog_stream
 from python_jobs.settings import Settings
 
 PUBLIC_LAYERS = ("lineage", "changelog", "registry")
-OP_NAMES = {0: "+A append", 1: "-R retract", 2: "-C correct from", 3: "+C correct to"}
+_OP_LABELS = {"append": "+A append", "retract": "-R retract", "correct_from": "-C correct from",
+              "correct_to": "+C correct to"}
+OP_NAMES = {CHANGELOG_OP_CODES[name]: label for name, label in _OP_LABELS.items()}  # code -> label
 REASON_WIDTH = 90
 
 
@@ -94,7 +97,7 @@ def changelog_ops(spark: SparkSession, settings: Settings) -> dict[str, dict[int
     streams: dict[str, dict[int, int]] = {}
     for table in _tables(spark, settings.schema("changelog")):
         frame = spark.table(settings.table("changelog", table))
-        if "__" in table or not {"offset", "op"} <= set(frame.columns):
+        if "__" in table or not is_changelog_stream(frame.columns):
             continue
         streams[table] = {int(r["op"]): int(r["count"]) for r in frame.groupBy("op").count().collect()}
     return streams

@@ -1,9 +1,10 @@
 {#
-  The one place that names the changelog op codes (ODF RFC-015) and the reserved column names.
+  The changelog op codes (ODF RFC-015) and the reserved column names, for the macros. They are defined
+  once, as vars in dbt_project.yml, which python_jobs reads too (python_jobs/contracts.py).
   Models and tests call changelog_op('retract') instead of writing 1.
 #}
 {% macro changelog_op_codes() -%}
-    {{ return({'append': 0, 'retract': 1, 'correct_from': 2, 'correct_to': 3}) }}
+    {{ return(var('changelog_op_codes')) }}
 {%- endmacro %}
 
 {% macro changelog_op(name) -%}
@@ -16,12 +17,12 @@
 
 {#- System columns leading every changelog table, in order. -#}
 {% macro changelog_system_columns() -%}
-    {{ return(['offset', 'op', 'system_time', 'event_time']) }}
+    {{ return(var('changelog_system_columns')) }}
 {%- endmacro %}
 
 {#- Columns python_jobs/ingest/snapshot.py appends after the data columns of raw.<dataset>_snapshots. -#}
 {% macro changelog_raw_metadata_columns() -%}
-    {{ return(['snapshot_time', 'system_time', 'source_file', 'ingested_at', 'snapshot_seq']) }}
+    {{ return(var('changelog_raw_metadata_columns')) }}
 {%- endmacro %}
 
 {#- A quoted, comma-separated column list, optionally qualified (`alias.`col``). -#}

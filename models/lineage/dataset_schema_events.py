@@ -16,12 +16,12 @@ import json
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
+from python_jobs.contracts import is_changelog_stream
 from python_jobs.keys import dataset_uuid
 from python_jobs.schema.events import EVENT_SPARK_DDL, events_for_group
 from python_jobs.schema.flat_fields import nest_fields
 from python_jobs.schema.warehouse_tables import WAREHOUSE_NAMESPACE, marquez_schema_version_uuid, spark_schema_fields
 
-CHANGELOG_SYSTEM_COLUMNS = ["offset", "op", "system_time", "event_time"]
 VERSION_COLUMNS = [
     "dataset_uuid",
     "namespace_name",
@@ -65,7 +65,7 @@ def changelog_schema_versions(session: SparkSession, changelog_schema: str) -> D
             if table.tableType == "VIEW" or table.isTemporary:
                 continue
             frame = session.table(f"{changelog_schema}.{table.name}")
-            if frame.columns[: len(CHANGELOG_SYSTEM_COLUMNS)] != CHANGELOG_SYSTEM_COLUMNS:
+            if not is_changelog_stream(frame.columns):
                 continue
             name = f"changelog.{table.name}"
             fields = spark_schema_fields(frame.schema)

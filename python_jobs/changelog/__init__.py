@@ -1,1 +1,1 @@
-"""Snapshot-to-changelog support code: scratch dbt projects and the benchmark."""
+"""Snapshot-to-changelog support code: scratch dbt projects holding changelog models of your own."""

@@ -1,4 +1,5 @@
-"""A scratch dbt project: this project's dbt_project.yml and macros plus changelog models of your own.
+"""A scratch dbt project: this project's dbt_project.yml and macros (and the raw sources its on-run-start hooks
+create tables from) plus changelog models of your own.
 
 The benchmark (and tests) build changelog models over datasets that are not part of the warehouse;
 they must not add models to the real project, so they get a project folder of their own.
@@ -12,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from python_jobs.contracts import copy_source_contracts
 from python_jobs.settings import PROJECT_DIR
 
 
@@ -38,6 +40,7 @@ def write_scratch_project(root: Path, models: Sequence[ChangelogModel]) -> Path:
     shutil.copy(PROJECT_DIR / "dbt_project.yml", root / "dbt_project.yml")
     shutil.rmtree(root / "macros", ignore_errors=True)
     shutil.copytree(PROJECT_DIR / "macros", root / "macros")
+    copy_source_contracts(root)
     model_dir = root / "models" / "changelog"
     shutil.rmtree(model_dir, ignore_errors=True)
     model_dir.mkdir(parents=True)

@@ -6,10 +6,10 @@ import argparse
 import shlex
 from pathlib import Path
 
-from python_jobs.bench.areas import ALL_AREAS, DEFAULT_SIZE, NAMED_SIZES, parse_size
 from python_jobs.errors import UserFacingError
 from python_jobs.settings import PROJECT_DIR, load_settings
 from python_jobs.spark import get_spark
+from python_jobs.tools.bench.plan import ALL_AREAS, DEFAULT_SIZE, NAMED_SIZES, parse_bench_size
 
 
 def register(groups: dict[str, argparse._SubParsersAction]) -> None:
@@ -59,11 +59,13 @@ def reproducing_command(args: argparse.Namespace) -> str:
 
 
 def run_bench_all(args: argparse.Namespace) -> int:
-    from python_jobs.bench.run_all import run_all
+    # The report needs the dev extras (duckdb, matplotlib, httpx): imported when it runs, so the CLI starts
+    # without them.
+    from python_jobs.tools.bench.run_all import run_all
 
     only = selected_areas(args.areas)
     try:
-        size = parse_size(args.size)
+        size = parse_bench_size(args.size)
     except ValueError as error:
         raise UserFacingError(str(error)) from error
     settings = load_settings()

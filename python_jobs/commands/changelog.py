@@ -7,15 +7,11 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from python_jobs.ingest.snapshot import (
-    FORMATS,
-    SnapshotLoad,
-    ingest_snapshot,
-    parse_primary_key,
-    parse_timestamp,
-)
+from python_jobs.ingest.snapshot import FORMATS, ingest_snapshot, parse_primary_key, parse_timestamp
 from python_jobs.settings import SAMPLES_DIR, Settings, load_settings
 from python_jobs.spark import ensure_schemas, get_spark
+from python_jobs.tools.bench.changelog import BenchConfig, print_report, run_changelog_bench
+from python_jobs.warehouse.inputs import describe_load
 
 SAMPLE_DATASET = "crm_accounts"
 SAMPLE_PRIMARY_KEY = ("account_id",)
@@ -60,15 +56,6 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     bench.set_defaults(handler=run_bench)
 
 
-def describe_load(load: SnapshotLoad) -> str:
-    if load.already_loaded:
-        return (
-            f"{load.table}: snapshot {load.snapshot_seq} ({load.snapshot_time}) is already loaded with the same "
-            "content; nothing changed"
-        )
-    return f"{load.table}: loaded snapshot {load.snapshot_seq} ({load.snapshot_time}), {load.rows} rows"
-
-
 def run_ingest(args: argparse.Namespace) -> int:
     settings = load_settings()
     snapshot_time = parse_timestamp(args.snapshot_time, "--snapshot-time")
@@ -105,8 +92,6 @@ def load_samples(spark: SparkSession, settings: Settings) -> None:
 
 
 def run_bench(args: argparse.Namespace) -> int:
-    from python_jobs.changelog.bench import BenchConfig, print_report, run_changelog_bench
-
     settings = load_settings()
     spark = get_spark(settings)
     config = BenchConfig(args.rows, args.rounds, args.changed, args.added, args.removed)

@@ -7,11 +7,11 @@ import json
 from pathlib import Path
 
 from python_jobs.facets.backfill import run_backfill
-from python_jobs.facets.bench import BenchRuns, format_table, run_bench
-from python_jobs.generate.facets import SyntheticConfig, synthetic_events
 from python_jobs.ops.cli_lock import mark_writer
 from python_jobs.settings import load_settings
 from python_jobs.spark import get_spark
+from python_jobs.tools.bench.facets import BenchRuns, run_bench
+from python_jobs.tools.generate.facets import SyntheticConfig, synthetic_events
 
 
 def register(groups: dict[str, argparse._SubParsersAction]) -> None:
@@ -94,7 +94,7 @@ def run_bench_command(args: argparse.Namespace) -> int:
     spark = get_spark(settings)
     runs = BenchRuns(repeat=args.repeat, naive_repeat=args.naive_repeat, increment=args.increment, reuse=args.reuse)
     result = run_bench(spark, settings, synthetic_config(args), runs)
-    print(format_table(result.figures))
+    print(result.figures.table())
     return 0
 
 

@@ -6,8 +6,8 @@ import argparse
 import time
 from pathlib import Path
 
-from python_jobs.ops.faults import SCENARIOS, SIZES, Point, format_report, run_suite
 from python_jobs.settings import PROJECT_DIR
+from python_jobs.tools.faults.suite import SCENARIOS, SIZES, Point, format_report, run_suite
 
 
 def register(groups: dict[str, argparse._SubParsersAction]) -> None:

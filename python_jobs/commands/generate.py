@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from python_jobs.generate.sample import DEFAULT_SIZE, SampleSpec, generate_sample
+from python_jobs.tools.generate.sample import DEFAULT_SIZE, SampleSpec, generate_sample
 
 
 def register(groups: dict[str, argparse._SubParsersAction]) -> None:

@@ -5,12 +5,15 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from python_jobs.ingest.lineage import ingest_lineage
+from python_jobs.landing import LandingLayout, ingest_sealed, is_landing_root
 from python_jobs.settings import SAMPLES_DIR, load_settings
 from python_jobs.spark import get_spark
+from python_jobs.tools.bench.lineage import run_lineage_bench
+from python_jobs.tools.generate.lineage import SyntheticSpec, write_events
 
 # The hand-written samples; the ingest tests read them.
 LINEAGE_SAMPLES = SAMPLES_DIR / "lineage"
-
 
 
 def register(groups: dict[str, argparse._SubParsersAction]) -> None:
@@ -44,13 +47,8 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
 
 
 def run_ingest(args: argparse.Namespace) -> int:
-    from python_jobs.ingest.lineage import ingest_lineage
-
     settings = load_settings()
     spark = get_spark(settings)
-    from python_jobs.serve.build_loop import ingest_sealed
-    from python_jobs.serve.landing import LandingLayout, is_landing_root
-
     landings = [path for path in args.paths if is_landing_root(path)]
     others = [path for path in args.paths if not is_landing_root(path)]
     reconciles = True
@@ -71,8 +69,6 @@ def run_ingest(args: argparse.Namespace) -> int:
 
 
 def run_generate(args: argparse.Namespace) -> int:
-    from python_jobs.generate.lineage import SyntheticSpec, write_events
-
     spec = SyntheticSpec(events=args.events, jobs=args.jobs, seed=args.seed)
     written = write_events(spec, args.out)
     print(f"wrote {written} events to {args.out}")
@@ -80,8 +76,6 @@ def run_generate(args: argparse.Namespace) -> int:
 
 
 def run_bench(args: argparse.Namespace) -> int:
-    from python_jobs.lineage.bench import run_lineage_bench
-
     settings = load_settings()
     spark = get_spark(settings)
     sizes = [int(size) for size in args.sizes.split(",") if size.strip()]

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from python_jobs.errors import UserFacingError
+from python_jobs.lineage_page.render import render_lineage_page
 from python_jobs.settings import load_settings
 from python_jobs.spark import get_spark
 
@@ -30,6 +31,8 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
 
 
 def run_show(args: argparse.Namespace) -> int:
+    # Heavy (the read API loads pyarrow.compute, self-lineage OpenLineage): imported when the command runs,
+    # not on every CLI start.
     from python_jobs.marquez_api.api import MarquezReadApi, lineage_page_inputs
     from python_jobs.marquez_api.graph import dataset_node_id, render_text
 
@@ -40,10 +43,6 @@ def run_show(args: argparse.Namespace) -> int:
         raise UserFacingError(f"no dataset '{args.dataset}' in namespace '{args.namespace}'")
     print(render_text(api.graph, start, args.depth, args.direction), end="")
     if args.html is not None:
-        try:
-            from python_jobs.lineage_page.render import render_lineage_page
-        except ImportError as exc:
-            raise UserFacingError("the lineage page renderer (python_jobs.lineage_page) is not available") from exc
         graph, details = lineage_page_inputs(api, start, args.depth, args.direction)
         args.html.write_text(render_lineage_page(graph, details, f"Lineage of {args.namespace}:{args.dataset}"))
         print(f"wrote {args.html}")
@@ -51,7 +50,8 @@ def run_show(args: argparse.Namespace) -> int:
 
 
 def run_bench(args: argparse.Namespace) -> int:
-    from python_jobs.marquez_api.bench import run_api_bench
+    # The benchmark needs the dev extras (httpx): imported when it runs, so the CLI starts without them.
+    from python_jobs.tools.bench.read_api import run_api_bench
 
     settings = load_settings()
     spark = get_spark(settings)

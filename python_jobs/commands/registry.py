@@ -25,6 +25,7 @@ from python_jobs.registry.naming import table_name
 from python_jobs.registry.schemaver import gap_report, parse_schemaver
 from python_jobs.settings import LAYERS, PROJECT_DIR, SAMPLES_DIR, Settings, load_settings
 from python_jobs.spark import ensure_schemas, get_spark
+from python_jobs.tools.bench.registry import render, run_bench
 
 SAMPLE_REGISTRY = SAMPLES_DIR / "registry"
 SAMPLE_EVENTS = SAMPLES_DIR / "registry" / "events"
@@ -120,8 +121,6 @@ def family_schemas_from_warehouse(vendor: str, name: str) -> tuple[list[Register
 
 
 def run_bench_command(args: argparse.Namespace) -> int:
-    from python_jobs.registry.bench import render, run_bench
-
     if args.events < 10:
         raise UserFacingError("--events must be at least 10")
     spark, settings = _session()

@@ -6,6 +6,7 @@ import argparse
 import os
 from pathlib import Path
 
+from python_jobs.dbt import target_dir
 from python_jobs.settings import load_settings
 
 
@@ -26,11 +27,13 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
 
 
 def run_self_lineage(args: argparse.Namespace) -> int:
-    from python_jobs.lineage.self_lineage import emit_self_lineage
+    # Heavy (the read API loads pyarrow.compute, self-lineage OpenLineage): imported when the command runs,
+    # not on every CLI start.
+    from python_jobs.warehouse.self_lineage import emit_self_lineage
 
     settings = load_settings()
-    target_dir = args.target_dir or Path(os.environ.get("DBT_TARGET_PATH", settings.project_dir / "target"))
-    emitted = emit_self_lineage(settings, target_dir, args.collector_url or os.environ.get("OPENLINEAGE_URL") or None)
+    artifacts = args.target_dir or target_dir(settings)
+    emitted = emit_self_lineage(settings, artifacts, args.collector_url or os.environ.get("OPENLINEAGE_URL") or None)
     print(f"{emitted.events} events of dbt run {emitted.invocation_id} sent to {emitted.destination}")
     if emitted.landed_file is not None:
         print(f"load them with: python -m python_jobs ingest lineage {emitted.landed_file}")

@@ -8,7 +8,15 @@ import re
 import shlex
 from pathlib import Path
 
+import uvicorn
+
 from python_jobs.errors import UserFacingError
+from python_jobs.landing import LandingLayout, default_landing_root
+from python_jobs.serve.app import LINEAGE_PATH, CollectorConfig, create_app
+from python_jobs.serve.build_loop import BuildLoop, locked_round
+from python_jobs.serve.http_limits import HttpLimits
+from python_jobs.settings import load_settings
+from python_jobs.spark import get_spark
 
 DEFAULT_PORT = 5000
 
@@ -104,13 +112,6 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    import uvicorn
-
-    from python_jobs.serve.app import LINEAGE_PATH, CollectorConfig, create_app
-    from python_jobs.serve.http_limits import HttpLimits
-    from python_jobs.serve.landing import LandingLayout, default_landing_root
-    from python_jobs.settings import load_settings
-
     settings = load_settings()
     layout = LandingLayout((args.landing or default_landing_root(settings.lineage_home)).resolve()).ensure()
     config = CollectorConfig(
@@ -144,12 +145,11 @@ def run_serve(args: argparse.Namespace) -> int:
     read_api = args.read_api if args.read_api is not None else args.build_every is not None
     spark = None
     if read_api or args.build_every is not None:
-        from python_jobs.spark import get_spark
-
         spark = get_spark(settings)
     extra_routes = []
     api = None
     if read_api:
+        # Heavy (pyarrow.compute): imported only when the read API is served, not on every CLI start.
         from python_jobs.marquez_api.api import MarquezReadApi
         from python_jobs.marquez_api.routes import read_routes
 
@@ -157,8 +157,6 @@ def run_serve(args: argparse.Namespace) -> int:
         extra_routes = read_routes(api)
     build_loop = None
     if args.build_every is not None:
-        from python_jobs.serve.build_loop import BuildLoop, locked_round
-
         dbt_command = tuple(shlex.split(args.build_args))
         build_loop = BuildLoop(
             lambda retry_build: locked_round(
@@ -186,8 +184,8 @@ def run_serve(args: argparse.Namespace) -> int:
 
 
 def run_bench_collector(args: argparse.Namespace) -> int:
-    from python_jobs.serve.bench import run_collector_bench
-    from python_jobs.settings import load_settings
+    # The benchmark needs the dev extras (httpx): imported when it runs, so the CLI starts without them.
+    from python_jobs.tools.bench.collector import run_collector_bench
 
     settings = load_settings()
     clients = [int(n) for n in args.clients.split(",") if n.strip()]

@@ -1,1 +1,1 @@
-"""Facet tables: helpers for tests, the backfill driver and the facet benchmark."""
+"""Facet tables: raw rows straight from event dicts (tests, benchmark) and the backfill driver."""

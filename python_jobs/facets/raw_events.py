@@ -2,21 +2,24 @@
 
 The lineage ingest is the production path into the raw layer. This module writes rows in the
 same contract (``python_jobs/ingest/lineage_contract.py``) straight from event dicts, so facet
-models and the benchmark can run on exactly the events they need, in an isolated prefix.
+models and the benchmark can run on exactly the events they need, in an isolated prefix. Their
+``event_id`` is ingest's, worked out by Spark from ``event_json`` (``event_parsing.event_id_of_text``).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
 
 from python_jobs.ingest.lineage import ensure_lineage_tables
 from python_jobs.ingest.lineage_contract import INGEST_BLOCK_EVENTS, RAW_LINEAGE_EVENTS
+from python_jobs.lineage.event_parsing import event_id_of_text
 from python_jobs.settings import Settings
 
 Event = Mapping[str, Any]
@@ -74,7 +77,6 @@ def contract_row(
     parent = (run.get("facets") or {}).get("parent") or {}
     dataset = event.get("dataset")
     return {
-        "event_id": hashlib.sha256(compact_json(event).encode("utf-8")).hexdigest(),
         "ingest_seq": ingest_seq,
         "event_kind": event_kind(event),
         "event_type": event.get("eventType"),
@@ -104,20 +106,34 @@ def contract_row(
     }
 
 
+# ``contract_row`` leaves ``event_id`` out: Spark works it out from ``event_json`` (``with_event_ids``).
+ROW_SCHEMA = StructType([field for field in RAW_LINEAGE_EVENTS.fields if field.name != "event_id"])
+
+
+def with_event_ids(frame: DataFrame) -> DataFrame:
+    """Contract rows with the ``event_id`` that ingest gives their ``event_json``, in contract column order."""
+    return frame.withColumn("event_id", event_id_of_text(F.col("event_json"))).select(*RAW_LINEAGE_EVENTS.fieldNames())
+
+
 def raw_events_frame(spark: SparkSession, rows: Iterable[Mapping[str, Any]]) -> DataFrame:
-    columns = RAW_LINEAGE_EVENTS.fieldNames()
-    return spark.createDataFrame([tuple(row[c] for c in columns) for row in rows], RAW_LINEAGE_EVENTS)
+    columns = ROW_SCHEMA.fieldNames()
+    return with_event_ids(spark.createDataFrame([tuple(row[c] for c in columns) for row in rows], ROW_SCHEMA))
 
 
 def append_raw_events(spark: SparkSession, settings: Settings, rows: Iterable[Mapping[str, Any]]) -> None:
     """Appends rows to ``raw.lineage_events`` of ``settings``' prefix, creating the table if needed."""
-    append_raw_frame(spark, settings, raw_events_frame(spark, rows))
+    _insert(spark, settings, raw_events_frame(spark, rows))
 
 
 def append_raw_frame(spark: SparkSession, settings: Settings, frame: DataFrame) -> None:
-    """Appends contract rows (in any column order) to the partitioned raw table, creating it if needed."""
+    """Appends contract rows (in any column order; ``event_id`` is worked out here) to the partitioned raw
+    table, creating it if needed."""
+    _insert(spark, settings, with_event_ids(frame))
+
+
+def _insert(spark: SparkSession, settings: Settings, frame: DataFrame) -> None:
     ensure_lineage_tables(spark, settings)
-    frame.select(*RAW_LINEAGE_EVENTS.fieldNames()).write.insertInto(settings.table("raw", "lineage_events"))
+    frame.write.insertInto(settings.table("raw", "lineage_events"))
 
 
 def append_events(

@@ -18,8 +18,9 @@ from pathlib import Path
 
 from pyspark.sql import DataFrame, Row, SparkSession, Window
 from pyspark.sql import functions as F
-from pyspark.sql.types import IntegerType, LongType, StringType, StructField, StructType, TimestampType
+from pyspark.sql.types import LongType, StringType, StructField, StructType
 
+from python_jobs.contracts import REGISTRY_SOURCES, source_table
 from python_jobs.errors import UserFacingError
 from python_jobs.ingest.registry import create_table_if_absent, ensure_registry_tables
 from python_jobs.keys import name_uuid
@@ -28,55 +29,20 @@ from python_jobs.settings import Settings
 
 EVENT_FILE_SUFFIXES = (".json", ".ndjson", ".jsonl")
 
-SD_EVENTS = StructType(
-    [
-        StructField("event_id", StringType(), nullable=False),  # hash of schema URI + canonical data
-        StructField("schema_uri", StringType(), nullable=False),
-        StructField("vendor", StringType(), nullable=False),
-        StructField("name", StringType(), nullable=False),
-        StructField("format", StringType(), nullable=False),
-        StructField("version", StringType(), nullable=False),
-        StructField("model", IntegerType(), nullable=False),
-        StructField("revision", IntegerType(), nullable=False),
-        StructField("addition", IntegerType(), nullable=False),
-        StructField("data_json", StringType(), nullable=False),  # `data` as JSON text, numbers exact
-        StructField("event_json", StringType(), nullable=False),  # the line as sent
-        StructField("source_file", StringType(), nullable=False),
-        StructField("source_line", LongType(), nullable=False),  # from 1
-        StructField("ingest_batch_id", StringType(), nullable=False),
-        StructField("ingested_at", TimestampType(), nullable=False),
-    ]
-)
+# The columns are the dbt sources' (models/staging/_registry_sources.yml), which the on-run-start hook reads too.
+SD_EVENTS = source_table(REGISTRY_SOURCES, "registry_raw", "sd_events").schema
+SD_EVENTS_REJECTED = source_table(REGISTRY_SOURCES, "registry_audit", "sd_events_rejected").schema
 
-SD_EVENTS_REJECTED = StructType(
-    [
-        StructField("reject_id", StringType(), nullable=False),
-        StructField("source_file", StringType(), nullable=False),
-        StructField("source_line", LongType(), nullable=False),
-        StructField("schema_uri", StringType()),
-        StructField("reason", StringType(), nullable=False),
-        StructField("raw_text", StringType(), nullable=False),
-        StructField("ingest_batch_id", StringType(), nullable=False),
-        StructField("ingested_at", TimestampType(), nullable=False),
-    ]
-)
-
-# What the validating mapPartitions step emits per line.
+# The columns of an accepted event that validation works out, in table order.
+VALIDATED_COLUMNS = ("event_id", "schema_uri", "vendor", "name", "format", "version", "model", "revision", "addition")
+# What the validating mapPartitions step emits per line; a rejected line has nulls in the validated columns.
 CHECKED = StructType(
     [
         StructField("source_file", StringType()),
         StructField("source_line", LongType()),
         StructField("raw_text", StringType()),
         StructField("accepted", StringType()),  # "y" or "n"
-        StructField("event_id", StringType()),
-        StructField("schema_uri", StringType()),
-        StructField("vendor", StringType()),
-        StructField("name", StringType()),
-        StructField("format", StringType()),
-        StructField("version", StringType()),
-        StructField("model", IntegerType()),
-        StructField("revision", IntegerType()),
-        StructField("addition", IntegerType()),
+        *(StructField(name, SD_EVENTS[name].dataType) for name in VALIDATED_COLUMNS),
         StructField("reason", StringType()),
     ]
 )
@@ -184,7 +150,7 @@ def _append_accepted(spark: SparkSession, settings: Settings, accepted: DataFram
         .where("occurrence = 1")
         .join(spark.table(table).select("event_id"), "event_id", "left_anti")
         .select(
-            "event_id", "schema_uri", "vendor", "name", "format", "version", "model", "revision", "addition",
+            *VALIDATED_COLUMNS,
             F.to_json(F.expr("variant_get(parse_json(raw_text), '$.data')")).alias("data_json"),
             F.col("raw_text").alias("event_json"),
             "source_file", "source_line",

@@ -59,7 +59,6 @@ from urllib.parse import unquote, urlparse
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import LongType, StructField, StructType
 
 from python_jobs.ingest.entity_keys import (
     ENTITY_KEYS,
@@ -83,8 +82,6 @@ from python_jobs.spark import ensure_schemas
 
 RAW_TABLE = ("raw", "lineage_events")
 REJECTED_TABLE = ("audit", "lineage_events_rejected")
-# Added to the audit contract: the deterministic id that keeps re-ingested bad records out.
-REJECTED_SCHEMA = StructType([*RAW_LINEAGE_EVENTS_REJECTED.fields, StructField("rejection_id", LongType())])
 
 
 @dataclass(frozen=True)
@@ -120,7 +117,7 @@ def ensure_lineage_tables(spark: SparkSession, settings: Settings, file_format: 
     rejected_table = settings.table(*REJECTED_TABLE)
     if not spark.catalog.tableExists(rejected_table):
         remove_orphan_table_folder(spark, rejected_table)
-        spark.createDataFrame([], REJECTED_SCHEMA).write.format(file_format).saveAsTable(rejected_table)
+        spark.createDataFrame([], RAW_LINEAGE_EVENTS_REJECTED).write.format(file_format).saveAsTable(rejected_table)
     ensure_entity_keys_table(spark, settings, file_format)
 
 
@@ -315,7 +312,7 @@ def parse_records(records: DataFrame, keep: Sequence[str] = PLACEMENT_COLUMNS) -
         ep.dataset_reference(p["dataset"], None, typed=False)
     )
     return checked.select(
-        F.sha2(ep.canonical_event_of(p, F.col("pv"), typed), 256).alias("event_id"),
+        ep.event_id(ep.canonical_event_of(p, F.col("pv"), typed)).alias("event_id"),
         "event_kind",
         F.when(is_run, F.upper(text("eventType"))).alias("event_type"),
         ep.event_time_utc().alias("event_time"),

@@ -21,8 +21,9 @@ from typing import Any
 from jsonschema import Draft4Validator
 from jsonschema.exceptions import SchemaError
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql.types import IntegerType, StringType, StructField, StructType, TimestampType
+from pyspark.sql.types import StructType
 
+from python_jobs.contracts import REGISTRY_SOURCES, source_table
 from python_jobs.errors import UserFacingError
 from python_jobs.keys import name_uuid
 from python_jobs.registry.catalog import RegisteredSchema, model_plans
@@ -43,34 +44,9 @@ from python_jobs.settings import Settings
 
 SUPPORTED_FORMAT = "jsonschema"
 
-REGISTRY_SCHEMAS = StructType(
-    [
-        StructField("schema_uri", StringType(), nullable=False),  # iglu:vendor/name/format/M-R-A
-        StructField("vendor", StringType(), nullable=False),
-        StructField("name", StringType(), nullable=False),
-        StructField("format", StringType(), nullable=False),
-        StructField("version", StringType(), nullable=False),
-        StructField("model", IntegerType(), nullable=False),
-        StructField("revision", IntegerType(), nullable=False),
-        StructField("addition", IntegerType(), nullable=False),
-        StructField("schema_json", StringType(), nullable=False),  # the file as written
-        StructField("schema_hash", StringType(), nullable=False),  # sha-256 of the canonical JSON
-        StructField("source_file", StringType(), nullable=False),  # relative to the registry root
-        StructField("ingest_batch_id", StringType(), nullable=False),
-        StructField("ingested_at", TimestampType(), nullable=False),
-    ]
-)
-
-REGISTRY_REJECTED = StructType(
-    [
-        StructField("reject_id", StringType(), nullable=False),
-        StructField("source_file", StringType(), nullable=False),
-        StructField("reason", StringType(), nullable=False),
-        StructField("raw_text", StringType()),
-        StructField("ingest_batch_id", StringType(), nullable=False),
-        StructField("ingested_at", TimestampType(), nullable=False),
-    ]
-)
+# The columns are the dbt sources' (models/staging/_registry_sources.yml), which the on-run-start hook reads too.
+REGISTRY_SCHEMAS = source_table(REGISTRY_SOURCES, "registry_raw", "registry_schemas").schema
+REGISTRY_REJECTED = source_table(REGISTRY_SOURCES, "registry_audit", "registry_rejected").schema
 
 
 @dataclass(frozen=True)

@@ -33,13 +33,13 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StringType, StructField, StructType, TimestampType
 
+from python_jobs.contracts import CHANGELOG_RAW_METADATA_COLUMNS as RAW_METADATA_COLUMNS
+from python_jobs.contracts import CHANGELOG_SYSTEM_COLUMNS
 from python_jobs.errors import UserFacingError
 from python_jobs.settings import Settings
 
-# Columns of every changelog output (ODF system columns); a data column may not reuse them.
-CHANGELOG_SYSTEM_COLUMNS = ("offset", "op", "system_time", "event_time")
-# Metadata columns the raw snapshot table adds after the data columns.
-RAW_METADATA_COLUMNS = ("snapshot_time", "system_time", "source_file", "ingested_at", "snapshot_seq")
+# A data column may reuse neither the changelog's system columns nor the metadata columns the raw snapshot
+# table adds after the data columns (RAW_METADATA_COLUMNS).
 RESERVED_COLUMNS = tuple(dict.fromkeys(CHANGELOG_SYSTEM_COLUMNS + RAW_METADATA_COLUMNS))
 PRIMARY_KEY_PROPERTY = "changelog.primary_key"
 # One table property per loaded snapshot: "<snapshot_time>|<system_time>|<rows>". Partitions cannot

@@ -388,3 +388,15 @@ def canonical_event(parsed: Column) -> Column:
 
 def canonical_event_of(parsed: Column, typed_parse: Column, typed: Column) -> Column:
     return F.when(typed, canonical_event(typed_parse)).otherwise(canonical_event(parsed))
+
+
+def event_id(canonical: Column) -> Column:
+    """``event_id``: the sha256 (hex) of the event's canonical JSON (``canonical_event``). The one rule,
+    for ingest and for rows written without it (``event_id_of_text``)."""
+    return F.sha2(canonical, 256)
+
+
+def event_id_of_text(text: Column) -> Column:
+    """The ``event_id`` ingest gives the event ``text``. From the typed parse alone: ingest's text parse
+    gives the same canonical JSON wherever it stands for the typed one, so the id is the same."""
+    return event_id(canonical_event(parse_event(text)))

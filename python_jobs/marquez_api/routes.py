@@ -15,6 +15,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Match, Route
 from starlette.types import Scope
 
+from python_jobs.lineage_page.render import render_lineage_page
 from python_jobs.marquez_api.api import BadRequest, MarquezReadApi, NotFound, lineage_page_inputs
 
 API = "/api/v1"
@@ -133,8 +134,6 @@ def read_routes(api: MarquezReadApi) -> list[BaseRoute]:
 
 def _page_handler(api: MarquezReadApi) -> Callable[[Request], Response]:
     def page(request: Request) -> Response:
-        from python_jobs.lineage_page.render import render_lineage_page
-
         try:
             node_id = request.query_params.get("nodeId")
             graph, details = lineage_page_inputs(api, node_id, _int(request, "depth") or 20)

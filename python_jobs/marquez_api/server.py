@@ -6,7 +6,6 @@ thread pool; no second process opens the metastore.
 
 from __future__ import annotations
 
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -17,13 +16,8 @@ from starlette.applications import Starlette
 from starlette.routing import BaseRoute
 from uvicorn._types import ASGIApplication
 
+from python_jobs.ports import free_port
 from python_jobs.serve.http_limits import HttpLimits
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @contextmanager

@@ -1,1 +1,1 @@
-"""Operations: the warehouse writer lock and the crash-convergence fault suite."""
+"""Operations on a live warehouse: the writer lock, leftover cleanup and compaction."""

@@ -1,12 +1,17 @@
 """How the CLI takes the writer lock: writer sub-commands are marked at registration, and ``run_handler``
-holds the lock around a marked command's handler, before Spark starts (a busy lock costs no JVM start)."""
+holds the lock around a marked command's handler, before Spark starts (a busy lock costs no JVM start).
+
+Plain ``dbt build`` takes it through the adapter: ``hold_for_dbt`` is registered (pyproject.toml) under the
+adapter's entry-point group ``dbt_spark_python.before_write``, which the adapter calls before the first
+connection of a writing dbt command."""
 
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Sequence
 
-from python_jobs.ops.lock import writer_lock
+from python_jobs.ops.lock import hold_until_exit, writer_lock
 from python_jobs.settings import load_settings
 
 # dbt sub-commands that write the warehouse; docs, compile, ls, show, parse, debug and test only read it.
@@ -52,3 +57,11 @@ def run_handler(args: argparse.Namespace) -> int:
         return int(args.handler(args) or 0)
     with writer_lock(load_settings(), command, getattr(args, "wait", None)):
         return int(args.handler(args) or 0)
+
+
+def hold_for_dbt(dbt_command: str) -> None:
+    """The adapter's ``before_write`` hook: takes the writer lock for the rest of the process (a no-op when
+    ``python -m python_jobs`` holds it already). ``LINEAGE_LOCK_WAIT`` (seconds) makes plain dbt wait for it
+    like ``--wait``; a busy lock fails the run before any model."""
+    wait = os.environ.get("LINEAGE_LOCK_WAIT", "").strip()
+    hold_until_exit(load_settings(), f"dbt {dbt_command}", float(wait) if wait else None)

@@ -1,1 +1,1 @@
-"""The OpenLineage HTTP collector (``python -m python_jobs serve``): app, landing folder, build loop."""
+"""The OpenLineage HTTP collector (``python -m python_jobs serve``): app, auth, HTTP limits, build loop."""

@@ -34,9 +34,9 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import Receive, Scope, Send
 
+from python_jobs.landing import GroupCommitWriter, LandingLayout
 from python_jobs.lineage.event_validation import first_problem
 from python_jobs.serve.auth import ApiKeyMiddleware, ApiKeys, key_matches, presented_key
-from python_jobs.serve.landing import GroupCommitWriter, LandingLayout
 
 if TYPE_CHECKING:
     from python_jobs.serve.build_loop import BuildLoop

@@ -1,10 +1,5 @@
-"""Keeping the warehouse current: ingest the sealed landing files, then the incremental ``dbt build``.
-
-``ingest_sealed`` is how every reader of the landing folder picks its files: the sealed files of
-``sealed/`` (never ``open/``), ingested in one ``ingest_lineage`` batch, then moved to ``ingested/``
-only after that batch committed. A crash between the commit and the move leaves them in ``sealed/``;
-the next run ingests them again and the dedup on ``event_id`` counts every event as a duplicate, so
-each event is stored exactly once (tests/python/test_collector.py checks it).
+"""Keeping the warehouse current: ingest the sealed landing files (``python_jobs.landing.ingest_sealed``),
+then the incremental ``dbt build``.
 
 ``run_round`` is one round (the unit to wrap in a warehouse lock); ``BuildLoop`` runs rounds on a
 schedule in one thread (never two at once), prints what each did, and calls its ``after_round``
@@ -14,39 +9,19 @@ them (and the build).
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from python_jobs.ingest.lineage import IngestReport, ingest_lineage
-from python_jobs.serve.landing import LandingLayout, fsync_dir
+from python_jobs.dbt import run_dbt
+from python_jobs.ingest.lineage import IngestReport
+from python_jobs.landing import LandingLayout, ingest_sealed
+from python_jobs.ops.lock import WriterLockBusy, writer_lock
 from python_jobs.settings import Settings
-
-
-@dataclass(frozen=True)
-class LandingIngest:
-    files: list[Path]
-    report: IngestReport | None
-
-
-def ingest_sealed(spark: SparkSession, settings: Settings, layout: LandingLayout) -> LandingIngest:
-    """Ingests every sealed landing file once: one batch, then each file moves to ``ingested/``."""
-    files = layout.sealed_files()
-    if not files:
-        return LandingIngest([], None)
-    report = ingest_lineage(spark, settings, files)
-    layout.ingested_dir.mkdir(parents=True, exist_ok=True)
-    for path in files:
-        os.replace(path, layout.ingested_dir / path.name)
-    fsync_dir(layout.ingested_dir)
-    fsync_dir(layout.sealed_dir)
-    return LandingIngest(files, report)
 
 
 @dataclass(frozen=True)
@@ -81,8 +56,6 @@ def run_round(
     """One round: ingest the sealed landing files, then the incremental ``dbt_command`` when events
     were accepted (or when ``retry_build``: the previous round failed). Raises on failure; the
     caller reports it."""
-    from python_jobs.dbt import run_dbt
-
     started = time.monotonic()
     landed = ingest_sealed(spark, settings, layout)
     build = retry_build or (landed.report is not None and landed.report.accepted > 0)
@@ -105,8 +78,6 @@ def locked_round(
 ) -> RoundReport:
     """``run_round`` under the warehouse writer lock. A round that cannot get the lock (another ingest,
     build or compaction holds it) does nothing and says who holds it; its files wait for the next tick."""
-    from python_jobs.ops.lock import WriterLockBusy, writer_lock
-
     started = time.monotonic()
     try:
         with writer_lock(settings, "serve --build-every (round)", lock_wait or None):

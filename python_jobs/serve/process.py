@@ -1,11 +1,10 @@
-"""Running the collector as a child process (tests and the benchmark): a free loopback port, start, wait."""
+"""Running the collector as a child process (tests, the benchmark, the fault suite): start, wait, stop."""
 
 from __future__ import annotations
 
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -15,12 +14,6 @@ from pathlib import Path
 
 from python_jobs.serve.auth import API_KEY_ENV
 from python_jobs.settings import PROJECT_DIR
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def health(port: int, timeout: float = 2.0, api_key: str | None = None) -> dict:

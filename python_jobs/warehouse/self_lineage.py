@@ -37,6 +37,7 @@ from openlineage.common.provider.dbt.processor import Adapter, DbtEvents, Unsupp
 
 from python_jobs.errors import UserFacingError
 from python_jobs.keys import name_uuid
+from python_jobs.landing import LandingLayout, default_landing_root
 from python_jobs.settings import Settings
 
 ADAPTER_TYPE = "spark_python"
@@ -125,8 +126,6 @@ def dbt_run_events(
 
 def landing_dir(settings: Settings) -> Path:
     """The collector's ``sealed/`` folder: the events land as any producer's would, and are ingested once."""
-    from python_jobs.serve.landing import LandingLayout, default_landing_root
-
     return LandingLayout(default_landing_root(settings.lineage_home)).ensure().sealed_dir
 
 

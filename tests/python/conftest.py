@@ -72,21 +72,38 @@ def isolated_settings(request, settings, spark):
 
 
 @pytest.fixture(scope="session")
-def main_run(settings, spark):
+def main_sample():
+    """The generated sample the main job ingests (``main_run``), and its manifest."""
+    from python_jobs.tools.generate.sample import SampleSpec, generate_sample
+
+    return generate_sample(SampleSpec(), MAIN_SAMPLE_ROOT)
+
+
+@pytest.fixture(scope="session")
+def main_run(settings, spark, main_sample):
     """The main job (generated sample, dbt build, docs, self-lineage, summary) run once on the default
     prefix, with the hand-written lineage samples the model tests assert on; shared read-only."""
-    from python_jobs.commands.main import HAND_WRITTEN_LINEAGE, run_pipeline
+    from python_jobs.warehouse.main_job import HAND_WRITTEN_LINEAGE, run_pipeline
 
-    return run_pipeline(
-        spark, settings, samples=True, docs=True, extra_lineage=HAND_WRITTEN_LINEAGE, sample_root=MAIN_SAMPLE_ROOT,
-        self_lineage=True,
-    )
+    return run_pipeline(spark, settings, main_sample.inputs(HAND_WRITTEN_LINEAGE), docs=True, self_lineage=True)
 
 
 @pytest.fixture(scope="session")
 def sample_warehouse(settings, main_run):
     """The settings of the warehouse the main job built (see ``main_run``)."""
     return settings
+
+
+@pytest.fixture(scope="session")
+def dbt_manifest(settings) -> Path:
+    """dbt's manifest of this project, which ``python_jobs.lineage.models`` reads the lineage core from: the
+    one the session's dbt commands write, or a ``dbt parse``'s when none has run yet."""
+    from python_jobs.dbt import run_dbt, target_dir
+
+    manifest = target_dir(settings) / "manifest.json"
+    if not manifest.is_file():
+        run_dbt(settings, ["parse"])
+    return manifest
 
 
 @pytest.fixture(scope="session")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from python_jobs.bench.areas import Plan, parse_size
-from python_jobs.bench.report import Area, Row, RunInfo, Target, render_report
+from python_jobs.tools.bench.plan import Plan, parse_bench_size
+from python_jobs.tools.bench.report import Area, Row, RunInfo, Target, render_report
 
 AREA_TITLES = (
     "Lineage ingest",
@@ -44,20 +44,21 @@ def test_targets_are_checked_on_the_ratio_or_the_measured_value() -> None:
 
 
 def test_sizes() -> None:
-    assert parse_size("small") == 20_000 and parse_size("1,000,000") == 1_000_000
+    assert parse_bench_size("small") == 20_000 and parse_bench_size("1,000,000") == 1_000_000
     plan = Plan(1_000_000)
     assert (plan.small_history, plan.increment, plan.changelog_rows) == (100_000, 10_000, 1_000_000)
 
 
 def every_area_from_figures(tmp_path: Path) -> tuple[list[Area], list[tuple[str, str]]]:
     """Each area's table and the plots, built from results shaped as the benchmarks return them."""
-    from python_jobs.bench import areas, plots
-    from python_jobs.changelog.bench import BenchConfig, BenchReport, RoundResult
-    from python_jobs.facets.bench import FacetBench, Measured
-    from python_jobs.lineage.bench import Cost, ExampleResult, SizeResult
-    from python_jobs.marquez_api.bench import LATENCY_CASES, ApiLatency
-    from python_jobs.registry.bench import MIGRATION_BUILD_STEP, Figure
-    from python_jobs.serve.bench import CollectorBench
+    from python_jobs.tools.bench import areas, plots
+    from python_jobs.tools.bench.changelog import BenchConfig, BenchReport, RoundResult
+    from python_jobs.tools.bench.collector import CollectorBench
+    from python_jobs.tools.bench.facets import FacetBench, Measured
+    from python_jobs.tools.bench.harness import Figures
+    from python_jobs.tools.bench.lineage import Cost, ExampleResult, SizeResult
+    from python_jobs.tools.bench.read_api import LATENCY_CASES, ApiLatency
+    from python_jobs.tools.bench.registry import MIGRATION_BUILD_STEP, Figure
 
     def history(events: int, build: float) -> SizeResult:
         return SizeResult(events, events * 3_000, Cost(2.0, 3.5), Cost(5.0, 8.0), events, 0, build, 100, 1.0,
@@ -65,7 +66,7 @@ def every_area_from_figures(tmp_path: Path) -> tuple[list[Area], list[tuple[str,
 
     small, large = history(1_000, 10.0), history(10_000, 30.0)
     example = ExampleResult(4_320, 4_320, 1, 20, 86_400, 12.0)
-    facets = FacetBench([], 1_000, 9.0, Measured(0.05, 10, 2_000, []), Measured(2.0, 100, 90_000, []),
+    facets = FacetBench(Figures(), 1_000, 9.0, Measured(0.05, 10, 2_000, []), Measured(2.0, 100, 90_000, []),
                         3_000, 600, 5.0, 40.0)
     rounds = [RoundResult(n, 1_000, 1_000 if n == 0 else 20, 1.0, {"incremental": 2.0 + n / 10,
                                                                     "rebuild": 2.0 + n}) for n in range(7)]
@@ -139,7 +140,7 @@ def test_every_area_renders_with_baselines_ratios_targets_and_plots(tmp_path: Pa
 def test_bench_all_runs_an_area_in_the_shared_session(spark, settings, tmp_path: Path) -> None:
     """The registry area for real, through ``run_all`` (the whole run takes minutes, too long for
     the suite): its table holds measured figures and ratios, and it cleans up after itself."""
-    from python_jobs.bench.run_all import run_all
+    from python_jobs.tools.bench.run_all import run_all
 
     out = tmp_path / "BENCHMARKS.md"
     command = "python -m python_jobs bench all --size 1000 --areas registry"

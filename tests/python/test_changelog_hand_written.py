@@ -6,8 +6,8 @@ sample's ``crm_accounts`` models)."""
 from __future__ import annotations
 
 from python_jobs.commands.changelog import load_samples
-from python_jobs.commands.main import SAMPLE_DBT_VARS
 from python_jobs.dbt import run_dbt
+from python_jobs.warehouse.main_job import SAMPLE_DBT_VARS
 
 EXPECTATIONS = {"changelog_crm_accounts_expected_ops", "changelog_crm_accounts_reappearing_account"}
 

@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from python_jobs.contracts import copy_source_contracts
 from python_jobs.dbt import run_dbt
 from python_jobs.ingest.snapshot import ingest_snapshot
 from python_jobs.settings import PROJECT_DIR, Settings
@@ -75,6 +76,7 @@ def project_dir(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("changelog_project")
     shutil.copy(PROJECT_DIR / "dbt_project.yml", root / "dbt_project.yml")
     shutil.copytree(PROJECT_DIR / "macros", root / "macros")
+    copy_source_contracts(root)  # the on-run-start hooks create the raw tables from them
     models = root / "models" / "changelog"
     models.mkdir(parents=True)
     for name, body in MODELS.items():

@@ -9,22 +9,22 @@ import sys
 
 import pytest
 
-from python_jobs.commands.warehouse import warehouse_fingerprint
-from python_jobs.serve.landing import LandingLayout, default_landing_root
+from python_jobs.landing import LandingLayout, default_landing_root
 from python_jobs.settings import PROJECT_DIR
 from python_jobs.standalone import standalone_cluster
+from python_jobs.warehouse.fingerprint import warehouse_fingerprint
 
 # Runs in its own process: a JVM's master can't change, and Derby allows one process per metastore.
 CLUSTER_JOB = """
 import json, os, shutil, sys
 from pathlib import Path
-import python_jobs.commands.main as main_job
-from python_jobs.commands.main import HAND_WRITTEN_LINEAGE, SAMPLE_DBT_VARS, run_pipeline
-from python_jobs.commands.warehouse import warehouse_fingerprint
 from python_jobs.dbt import run_dbt
 from python_jobs.ingest.lineage import ingest_lineage
 from python_jobs.settings import load_settings
 from python_jobs.spark import get_spark
+from python_jobs.tools.generate.sample import SampleSpec, generate_sample
+from python_jobs.warehouse.fingerprint import warehouse_fingerprint
+from python_jobs.warehouse.main_job import HAND_WRITTEN_LINEAGE, SAMPLE_DBT_VARS, run_pipeline
 settings = load_settings()
 spark = get_spark(settings)
 assert spark.sparkContext.master.startswith("spark://"), spark.sparkContext.master
@@ -32,15 +32,10 @@ assert spark.sparkContext.master.startswith("spark://"), spark.sparkContext.mast
 # name each file's path, size and modification time, so the local files' times are put back.
 sample_root = Path(sys.argv[2])
 times = {path: (path.stat().st_atime_ns, path.stat().st_mtime_ns) for path in sample_root.rglob("*") if path.is_file()}
-generate = main_job.generate_sample
-def generate_keeping_times(spec, root):
-    manifest = generate(spec, root)
-    for path, (atime, mtime) in times.items():
-        os.utime(path, ns=(atime, mtime))
-    return manifest
-main_job.generate_sample = generate_keeping_times
-run_pipeline(spark, settings, samples=True, docs=False, extra_lineage=HAND_WRITTEN_LINEAGE,
-             sample_root=Path(sys.argv[2]))
+manifest = generate_sample(SampleSpec(), sample_root)
+for path, (atime, mtime) in times.items():
+    os.utime(path, ns=(atime, mtime))
+run_pipeline(spark, settings, manifest.inputs(HAND_WRITTEN_LINEAGE), docs=False)
 # The local warehouse also holds the lineage of its own build (main's self-lineage), whose events name the
 # local warehouse folder and dbt invocation: load the very file it loaded, from the path it was loaded from
 # (the path is part of each row), then build as main does after it.

@@ -23,11 +23,11 @@ from openlineage.client.serde import Serde
 from openlineage.client.transport.http import HttpConfig, HttpTransport
 from pyspark.sql import functions as F
 
-from python_jobs.generate.lineage import SyntheticSpec, events
+from python_jobs.landing import LandingLayout, ingest_sealed
 from python_jobs.lineage.event_validation import first_problem
-from python_jobs.serve.build_loop import ingest_sealed
-from python_jobs.serve.landing import LandingLayout
-from python_jobs.serve.process import free_port, health, start_collector, stop_collector
+from python_jobs.ports import free_port
+from python_jobs.serve.process import health, start_collector, stop_collector
+from python_jobs.tools.generate.lineage import SyntheticSpec, events
 
 NO_RETRY = {"total": 0, "read": 0, "connect": 0}
 

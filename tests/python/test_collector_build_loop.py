@@ -10,10 +10,10 @@ import uvicorn
 from lineage_events import run_event  # tests/python is on sys.path
 from openlineage.client.transport.http import HttpConfig, HttpTransport
 
+from python_jobs.landing import LandingLayout
+from python_jobs.ports import free_port
 from python_jobs.serve.app import CollectorConfig, create_app
 from python_jobs.serve.build_loop import BuildLoop, RoundReport, run_round
-from python_jobs.serve.landing import LandingLayout
-from python_jobs.serve.process import free_port
 
 RUN_A = "0000000a-0000-4000-8000-000000000000"
 RUN_B = "0000000b-0000-4000-8000-000000000000"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from python_jobs.serve.landing import (
+from python_jobs.landing import (
     OPEN_SUFFIX,
     GroupCommitWriter,
     LandingLayout,

@@ -22,7 +22,8 @@ from lineage_events import run_event  # tests/python is on sys.path
 from openlineage.client.serde import Serde
 from openlineage.client.transport.http import HttpConfig, HttpTransport
 
-from python_jobs.serve.process import free_port, health, start_collector, stop_collector
+from python_jobs.ports import free_port
+from python_jobs.serve.process import health, start_collector, stop_collector
 
 NO_RETRY = {"total": 0, "read": 0, "connect": 0}
 

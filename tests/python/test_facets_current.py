@@ -10,12 +10,12 @@ from typing import Any
 import facet_events as ev  # tests/python is on sys.path (rootdir-less test layout)
 import pytest
 
-from python_jobs.commands.warehouse import table_fingerprint
 from python_jobs.dbt import run_dbt
 from python_jobs.facets.raw_events import append_raw_events, contract_row
 from python_jobs.keys import dataset_uuid, dataset_version_uuid, job_uuid
 from python_jobs.settings import LAYERS
 from python_jobs.spark import ensure_schemas
+from python_jobs.warehouse.fingerprint import table_fingerprint
 
 TARGET = {"namespace": "warehouse", "name": "inc.target"}
 TARGET_KEY = dataset_uuid("warehouse", "inc.target")

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from python_jobs.commands.warehouse import table_fingerprint
 from python_jobs.ingest import lineage as ingest_module
 from python_jobs.ingest.lineage import RAW_TABLE, REJECTED_TABLE, HadoopFiles, ingest_lineage
-from python_jobs.ops.faults import Point, batch_files, format_report, plan_points, run_suite, write_batch
 from python_jobs.ops.leftovers import remove_stale_writes
 from python_jobs.settings import LAYERS
 from python_jobs.spark import ensure_schemas
+from python_jobs.tools.faults.suite import Point, batch_files, format_report, plan_points, run_suite, write_batch
+from python_jobs.warehouse.fingerprint import table_fingerprint
 
 
 class SimulatedCrash(RuntimeError):

@@ -25,8 +25,9 @@ from lineage_events import run_event  # tests/python is on sys.path
 
 from python_jobs.ingest.lineage import ingest_lineage
 from python_jobs.lineage.event_validation import first_problem
+from python_jobs.ports import free_port
 from python_jobs.serve.app import LINEAGE_PATH
-from python_jobs.serve.process import free_port, health, start_collector, stop_collector
+from python_jobs.serve.process import health, start_collector, stop_collector
 
 settings.register_profile("ci", max_examples=150, deadline=None, derandomize=True,
                           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

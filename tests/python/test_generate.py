@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from python_jobs.generate import crm, facets, lineage, pipelines, registry
-from python_jobs.generate.sample import SampleManifest, SampleSpec, generate_sample
+from python_jobs.tools.generate import crm, facets, lineage, pipelines, registry
+from python_jobs.tools.generate.sample import SampleManifest, SampleSpec, generate_sample
 
 SMALL = SampleSpec(size=1_200, seed=3)
 

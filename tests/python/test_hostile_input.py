@@ -19,13 +19,14 @@ from lineage_events import run_event  # tests/python is on sys.path
 from marquez_client import MarquezClient
 
 from python_jobs.ingest.lineage import ingest_lineage
+from python_jobs.landing import LandingLayout
 from python_jobs.lineage.event_rules import TRAILING_MESSAGE
 from python_jobs.marquez_api.api import LikeMatcher, MarquezReadApi, stored_event
 from python_jobs.marquez_api.routes import read_routes
 from python_jobs.marquez_api.server import serve_app_in_thread
+from python_jobs.ports import free_port
 from python_jobs.serve.app import LINEAGE_PATH, CollectorConfig, create_app
-from python_jobs.serve.landing import LandingLayout
-from python_jobs.serve.process import free_port, health, start_collector, stop_collector
+from python_jobs.serve.process import health, start_collector, stop_collector
 
 HEADERS = {"Content-Type": "application/json"}
 

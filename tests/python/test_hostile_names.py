@@ -30,12 +30,11 @@ from pyspark.sql.types import StructType
 
 from python_jobs.dbt import run_dbt
 from python_jobs.ingest.lineage import IngestReport, ingest_lineage
+from python_jobs.landing import LandingIngest, LandingLayout, ingest_sealed
 from python_jobs.marquez_api import MarquezReadApi, read_routes
 from python_jobs.marquez_api.graph import dataset_node_id, job_node_id
 from python_jobs.marquez_api.server import serve_app_in_thread
 from python_jobs.serve.app import CollectorConfig, create_app
-from python_jobs.serve.build_loop import LandingIngest, ingest_sealed
-from python_jobs.serve.landing import LandingLayout
 from python_jobs.settings import LAYERS, Settings
 from python_jobs.spark import ensure_schemas
 

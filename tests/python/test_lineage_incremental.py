@@ -10,11 +10,10 @@ import random
 from pathlib import Path
 
 from python_jobs.dbt import run_dbt
-from python_jobs.generate.lineage import SyntheticSpec, events
 from python_jobs.ingest.lineage import ingest_lineage
 from python_jobs.lineage.models import core_selection
+from python_jobs.tools.generate.lineage import SyntheticSpec, events
 
-SELECTION = core_selection()
 BATCHES = 4
 # The models a build runs before it stops in the interrupted-build scenario: the version revisions
 # of a build are written, the revision models that continue from them are not.
@@ -87,7 +86,10 @@ def referenced_schema_fields(spark, settings) -> list[tuple]:
     return sorted(tuple(row) for row in rows)
 
 
-def test_incremental_builds_equal_one_shot_build_for_shuffled_arrival(spark, isolated_settings, tmp_path, settings):
+def test_incremental_builds_equal_one_shot_build_for_shuffled_arrival(
+    spark, isolated_settings, tmp_path, settings, dbt_manifest
+):
+    selection = core_selection(settings)
     all_events = mixed_events()
     shuffled = list(all_events)
     random.Random(3).shuffle(shuffled)
@@ -126,7 +128,7 @@ def test_incremental_builds_equal_one_shot_build_for_shuffled_arrival(spark, iso
             run_dbt(isolated_settings, ["run", "--select", *INTERRUPTED_AFTER])
             continue
         # the dbt tests (dedup invariants) run on the final state
-        run_dbt(isolated_settings, ["build" if number == len(paths) - 1 else "run", *SELECTION])
+        run_dbt(isolated_settings, ["build" if number == len(paths) - 1 else "run", *selection])
     # The last build's tails came from both searches.
     compiled_models = Path(os.environ["DBT_TARGET_PATH"], "compiled")
     compiled = next(compiled_models.rglob("int_lineage_version_revisions.sql")).read_text()
@@ -138,7 +140,7 @@ def test_incremental_builds_equal_one_shot_build_for_shuffled_arrival(spark, iso
     one_shot_settings = settings.with_prefix(isolated_settings.schema_prefix + "oneshot_")
     try:
         ingest_lineage(spark, one_shot_settings, paths)
-        run_dbt(one_shot_settings, ["run", *SELECTION])
+        run_dbt(one_shot_settings, ["run", *selection])
         one_shot = snapshot(spark, one_shot_settings)
         one_shot_schemas = referenced_schema_fields(spark, one_shot_settings)
     finally:

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from python_jobs.commands.lineage import LINEAGE_SAMPLES
-from python_jobs.commands.warehouse import table_fingerprint
 from python_jobs.ingest.lineage import (
     TIME_RANGE_MARGIN_MICROS,
     batch_time_range,
@@ -17,6 +16,7 @@ from python_jobs.ingest.lineage import (
     stored_event_ids,
 )
 from python_jobs.lineage.event_validation import first_problem
+from python_jobs.warehouse.fingerprint import table_fingerprint
 
 RUN_URL = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent"
 PRODUCER = "https://example.com/tests"

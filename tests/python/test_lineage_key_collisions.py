@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from python_jobs.commands.warehouse import table_fingerprint
 from python_jobs.ingest import lineage as ingest_module
 from python_jobs.ingest.entity_keys import collision_reason
 from python_jobs.ingest.lineage import ingest_lineage
 from python_jobs.keys import dataset_uuid, job_uuid
 from python_jobs.settings import LAYERS
 from python_jobs.spark import ensure_schemas
+from python_jobs.warehouse.fingerprint import table_fingerprint
 
 RUN_URL = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent"
 FIRST, SECOND = ("a:b", "c"), ("a", "b:c")

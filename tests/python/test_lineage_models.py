@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import json
 
-from python_jobs.commands.warehouse import warehouse_fingerprint
 from python_jobs.dbt import run_dbt
 from python_jobs.ingest.lineage import ingest_lineage
 from python_jobs.keys import dataset_uuid, name_uuid
-from python_jobs.lineage.models import CORE_MODELS, core_selection
+from python_jobs.lineage.models import core_models, core_selection
+from python_jobs.warehouse.fingerprint import warehouse_fingerprint
 
 WAREHOUSE = "s3://shop-warehouse"
 SOURCE_DB = "postgres://shop-db:5432"
-LINEAGE_SELECTION = core_selection(with_graph=True)
 
 
 def query(spark, sql: str) -> list[dict]:
@@ -114,10 +113,11 @@ def test_dataset_lineage_graph_depths(spark, sample_warehouse):
     assert graph["mart.customer_profile"] == (2, 1, 0)
 
 
-def test_build_on_empty_warehouse_then_late_complete_then_no_op(spark, isolated_settings, tmp_path):
+def test_build_on_empty_warehouse_then_late_complete_then_no_op(spark, isolated_settings, tmp_path, dbt_manifest):
+    selection = core_selection(isolated_settings, with_graph=True)
     # 1. nothing ingested yet: the on-run-start hook creates the raw tables and every model builds
     #    (`run` for the intermediate steps, `build` with the dedup tests once the data is complete)
-    run_dbt(isolated_settings, ["run", *LINEAGE_SELECTION])
+    run_dbt(isolated_settings, ["run", *selection])
     raw = isolated_settings.table("raw", "lineage_events")
     assert spark.table(raw).count() == 0
 
@@ -139,7 +139,7 @@ def test_build_on_empty_warehouse_then_late_complete_then_no_op(spark, isolated_
 
     # 2. START only
     ingest_lineage(spark, isolated_settings, [start_file])
-    run_dbt(isolated_settings, ["run", *LINEAGE_SELECTION])
+    run_dbt(isolated_settings, ["run", *selection])
     lineage = isolated_settings.schema("lineage")
     run = query(spark, f"select current_run_state, ended_at from {lineage}.runs")
     assert run == [{"current_run_state": "START", "ended_at": None}]
@@ -147,7 +147,7 @@ def test_build_on_empty_warehouse_then_late_complete_then_no_op(spark, isolated_
     # 3. the COMPLETE arrives in a later ingest: the run ends, the version keeps one row and now
     #    points at the COMPLETE's field set
     ingest_lineage(spark, isolated_settings, [complete_file])
-    run_dbt(isolated_settings, ["build", *LINEAGE_SELECTION])
+    run_dbt(isolated_settings, ["build", *selection])
     run = query(spark, f"select current_run_state, cast(ended_at as string) as ended_at from {lineage}.runs")
     assert run == [{"current_run_state": "COMPLETE", "ended_at": "2026-02-01 00:05:00"}]
     versions = query(spark, f"select dataset_schema_version_uuid from {lineage}.dataset_versions")
@@ -157,7 +157,7 @@ def test_build_on_empty_warehouse_then_late_complete_then_no_op(spark, isolated_
     #    Parquet file for an empty insert: the windowed models skip it)
     before = warehouse_fingerprint(spark, isolated_settings)
     files_before = lineage_table_files(spark, isolated_settings)
-    run_dbt(isolated_settings, ["run", *LINEAGE_SELECTION])
+    run_dbt(isolated_settings, ["run", *selection])
     assert warehouse_fingerprint(spark, isolated_settings) == before
     assert lineage_table_files(spark, isolated_settings) == files_before
     jobs = isolated_settings.table("lineage", "jobs")
@@ -171,17 +171,17 @@ def test_build_on_empty_warehouse_then_late_complete_then_no_op(spark, isolated_
     revisions = isolated_settings.table("staging", "int_lineage_version_revisions")
     for table in (observations, revisions):
         spark.sql(f"alter table {table} set tblproperties ('lineage.input_through' = '-1')")
-    run_dbt(isolated_settings, ["build", *LINEAGE_SELECTION])
+    run_dbt(isolated_settings, ["build", *selection])
     assert warehouse_fingerprint(spark, isolated_settings) == before
     assert input_through(spark, jobs) == high
 
 
 def lineage_table_files(spark, settings) -> dict[str, list[str]]:
     """Data files of the core models (the lineage graph is a table rebuilt on every build)."""
-    files = {}
+    files, core = {}, core_models(settings)
     for layer in ("staging", "lineage"):
         for row in spark.sql(f"show tables in {settings.schema(layer)}").collect():
-            if not row.isTemporary and row.tableName in CORE_MODELS:
+            if not row.isTemporary and row.tableName in core:
                 name = f"{settings.schema(layer)}.{row.tableName}"
                 files[name] = sorted(spark.table(name).inputFiles())
     return files

@@ -176,11 +176,11 @@ def _node(node_id: str) -> str:
 
 
 @pytest.mark.corpus
-def test_apples_lineage_page_in_chromium(spark, isolated_settings, shared_corpus, tmp_path):
+def test_apples_lineage_page_in_chromium(spark, isolated_settings, shared_corpus, tmp_path, dbt_manifest):
     apples = shared_corpus / "openlineage" / "marquez" / "apples"
     report = ingest_lineage(spark, isolated_settings, [apples, _pie_runs(tmp_path / "pie.ndjson")])
     assert report.rejected == 0 and report.reconciles()
-    run_dbt(isolated_settings, ["run", *core_selection()])
+    run_dbt(isolated_settings, ["run", *core_selection(isolated_settings)])
     graph, details = warehouse_page_inputs(spark, isolated_settings)
     # A hostile, 1,000-character name downstream of the pie.
     graph["graph"].append({"id": HOSTILE, "type": "DATASET", "data": {"name": HOSTILE_NAME, "namespace": KITCHEN},

@@ -9,13 +9,13 @@ from collections import Counter
 
 from rich.console import Console
 
-from python_jobs.commands.main import LINEAGE_PAGE_NAME, SAMPLE_DBT_VARS
-from python_jobs.commands.warehouse import warehouse_fingerprint
-from python_jobs.compaction import compact_warehouse
 from python_jobs.dbt import run_dbt
+from python_jobs.ops.compaction import compact_warehouse
 from python_jobs.progress import Reporter
 from python_jobs.settings import LAYERS
 from python_jobs.summary import render_summary
+from python_jobs.warehouse.fingerprint import warehouse_fingerprint
+from python_jobs.warehouse.main_job import LINEAGE_PAGE_NAME, SAMPLE_DBT_VARS
 
 
 def test_every_layer_is_a_spark_database(sample_warehouse, spark):
@@ -67,8 +67,9 @@ def test_summary_counts_every_public_table(main_run, sample_warehouse, spark):
         assert rows[name] == spark.table(sample_warehouse.table(layer, table)).count() > 0, name
 
 
-def test_summary_rejections_per_reason_hold_every_bad_record_of_the_sample(main_run, sample_warehouse, spark):
-    rejected, manifest = main_run.summary.rejected, main_run.manifest
+def test_summary_rejections_per_reason_hold_every_bad_record_of_the_sample(main_run, main_sample, sample_warehouse,
+                                                                          spark):
+    rejected, manifest = main_run.summary.rejected, main_sample
     for table, reasons in rejected.items():
         assert sum(reasons.values()) == spark.table(sample_warehouse.table("audit", table)).count(), table
     lineage_rejects = spark.table(sample_warehouse.table("audit", "lineage_events_rejected"))
@@ -78,8 +79,8 @@ def test_summary_rejections_per_reason_hold_every_bad_record_of_the_sample(main_
     assert len(rejected["sd_events_rejected"]) >= 5, "several kinds of invalid event, each its own reason"
 
 
-def test_summary_changelog_ops_are_what_the_exports_imply(main_run, sample_warehouse, spark):
-    manifest = main_run.manifest
+def test_summary_changelog_ops_are_what_the_exports_imply(main_run, main_sample, sample_warehouse, spark):
+    manifest = main_sample
     assert main_run.summary.changelog_ops["crm_accounts"] == dict(sum(map(Counter, manifest.changelog_ops), Counter()))
     stream = spark.table(sample_warehouse.table("changelog", "crm_accounts"))
     per_round = Counter((row.system_time, row.op) for row in stream.select("system_time", "op").collect())

@@ -22,11 +22,11 @@ from openlineage.client.transport.http import HttpConfig, HttpTransport
 
 from python_jobs.dbt import run_dbt
 from python_jobs.ingest.lineage import ingest_lineage
+from python_jobs.landing import LandingLayout
 from python_jobs.marquez_api import MarquezReadApi, read_routes
 from python_jobs.marquez_api.graph import render_text
 from python_jobs.marquez_api.server import serve_app_in_thread
 from python_jobs.serve.app import CollectorConfig, create_app
-from python_jobs.serve.landing import LandingLayout
 from python_jobs.settings import LAYERS
 from python_jobs.spark import ensure_schemas
 

@@ -11,10 +11,10 @@ import json
 import signal
 from collections import defaultdict
 
-from python_jobs.lineage.self_lineage import DEFAULT_JOB_NAMESPACE, artifacts_dir, emit_self_lineage
-from python_jobs.serve.build_loop import ingest_sealed
-from python_jobs.serve.landing import LandingLayout, default_landing_root
-from python_jobs.serve.process import free_port, start_collector, stop_collector
+from python_jobs.landing import LandingLayout, default_landing_root, ingest_sealed
+from python_jobs.ports import free_port
+from python_jobs.serve.process import start_collector, stop_collector
+from python_jobs.warehouse.self_lineage import DEFAULT_JOB_NAMESPACE, artifacts_dir, emit_self_lineage
 
 
 def _rows(spark, sql: str) -> list[dict]:

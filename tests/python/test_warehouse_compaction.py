@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from python_jobs import compaction
-from python_jobs.commands.warehouse import warehouse_fingerprint
-from python_jobs.compaction import (
+from python_jobs.ops import compaction
+from python_jobs.ops.compaction import (
     COMPACTED_MARK,
     MANIFEST,
     compact_warehouse,
@@ -21,6 +20,7 @@ from python_jobs.compaction import (
     rewritten_files,
     stale_folders,
 )
+from python_jobs.warehouse.fingerprint import warehouse_fingerprint
 
 
 def test_output_file_count_and_threshold() -> None:

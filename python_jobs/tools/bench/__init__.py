@@ -1,1 +1,3 @@
-"""``bench all``: every area's benchmark in one Spark session, written as one Markdown report."""
+"""Benchmarks: one harness (``harness``: timing, JVM probes, figures table; ``environment``, ``report`` and
+``plots``: the Markdown report of ``bench all``) and one module per area, each run by ``bench <area>`` and
+by ``bench all`` (``areas``, ``run_all``)."""

@@ -9,71 +9,26 @@ from __future__ import annotations
 import shutil
 import statistics
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import duckdb
 from pyspark.sql import SparkSession
 
-from python_jobs.bench.report import Area, Row, Target, rate, ratio, seconds
+from python_jobs.dbt import run_dbt
 from python_jobs.settings import Settings
+from python_jobs.tools.bench import changelog, collector, facets, lineage, read_api, registry
+from python_jobs.tools.bench.harness import Figures, drop_warehouse, mib, timed
+from python_jobs.tools.bench.plan import Plan
+from python_jobs.tools.bench.report import Area, Row, Target, rate, ratio, seconds
+from python_jobs.tools.generate.facets import SyntheticConfig
 
-# "api" runs on the lineage area's largest warehouse, before it is dropped: it needs "lineage".
-ALL_AREAS = ("lineage", "api", "facets", "changelog", "registry", "collector")
-DEFAULT_SIZE = 1_000_000
-NAMED_SIZES = {"small": 20_000, "tiny": 2_000}
 PIPELINE_TARGET_EVENTS = 1_000_000
 INGEST_CPU_TARGET = Target(2.0)
 INCREMENTAL_TARGET = Target(1.25)
 NOOP_TARGET = Target(5.0, on_measured=True, unit=" s")
 PIPELINE_TARGET = Target(5_000, at_most=False, on_measured=True, unit=" events/s")
-
-
-@dataclass(frozen=True)
-class Plan:
-    """What one ``--size`` means for each area: ``size`` events in the large lineage history."""
-
-    size: int
-
-    @property
-    def small_history(self) -> int:
-        return max(self.size // 10, 200)
-
-    @property
-    def increment(self) -> int:
-        return max(self.size // 100, 20)
-
-    @property
-    def facet_events(self) -> int:
-        return max(self.size // 10, 1_000)
-
-    @property
-    def facet_large_bytes(self) -> int:
-        return 2 * 1024 * 1024 if self.size >= 100_000 else 128 * 1024
-
-    @property
-    def changelog_rows(self) -> int:
-        return self.size
-
-    @property
-    def registry_events(self) -> int:
-        return max(self.size // 50, 100)
-
-
-def parse_size(text: str) -> int:
-    if text in NAMED_SIZES:
-        return NAMED_SIZES[text]
-    value = int(text.replace("_", "").replace(",", ""))
-    if value < 1_000:
-        raise ValueError("--size must be at least 1000 events (or small / tiny)")
-    return value
-
-
-def timed(action: Callable[[], Any]) -> tuple[float, Any]:
-    started = time.monotonic()
-    result = action()
-    return time.monotonic() - started, result
 
 
 # ---- lineage: ingest, build, incremental cost against history -------------------------------------
@@ -88,8 +43,6 @@ class PeerCost:
 def duckdb_parse_and_write(path: Path, out: Path) -> PeerCost:
     """DuckDB's ``read_json`` of the same file written as Parquet, in this process (its CPU time
     is this process's, which does nothing else meanwhile)."""
-    import duckdb
-
     connection = duckdb.connect()
     try:
         connection.execute("set threads to 2")
@@ -114,32 +67,31 @@ def lineage_areas(
 ) -> tuple[list[Area], Any, Any]:
     """The three lineage tables (and the read API's, with ``api``), and the small and large history
     results (for the plot)."""
-    from python_jobs.lineage.bench import Figures, bench_proposal_example, bench_size, drop_prefix
-
     figures = Figures()
     prefix = settings.schema_prefix + "bench_all_lineage_"
+    scoped = settings.with_prefix(prefix)
     lineage_dir = work_dir / "lineage"
     lineage_dir.mkdir(parents=True, exist_ok=True)
     try:
-        took, example = timed(lambda: bench_proposal_example(spark, settings, lineage_dir, figures, prefix))
-        drop_prefix(spark, settings, prefix)
+        took, example = timed(lambda: lineage.bench_proposal_example(spark, settings, lineage_dir, figures, prefix))
+        drop_warehouse(spark, scoped)
         timings.append(("lineage: proposal workload (8,640 events), ingest + build", took))
-        took, small = timed(lambda: bench_size(
+        took, small = timed(lambda: lineage.bench_size(
             spark, settings, lineage_dir, plan.small_history, figures, increment_events=plan.increment, prefix=prefix
         ))
-        drop_prefix(spark, settings, prefix)
+        drop_warehouse(spark, scoped)
         timings.append((f"lineage: {plan.small_history:,}-event history, floor + ingest + 3 builds", took))
-        took, large = timed(lambda: bench_size(
+        took, large = timed(lambda: lineage.bench_size(
             spark, settings, lineage_dir, plan.size, figures, increment_events=plan.increment, prefix=prefix
         ))
         timings.append((f"lineage: {plan.size:,}-event history, floor + ingest + 3 builds", took))
-        api_table = read_api_area(spark, settings.with_prefix(prefix), plan, timings) if api else None
-        drop_prefix(spark, settings, prefix)
+        api_table = read_api_area(spark, scoped, plan, timings) if api else None
+        drop_warehouse(spark, scoped)
         duck_out = lineage_dir / "duckdb.parquet"
         took, duck = timed(lambda: _duckdb_or_error(lineage_dir / f"synthetic_{plan.size}.ndjson", duck_out))
         timings.append(("lineage: DuckDB read_json of the same file", took))
     finally:
-        drop_prefix(spark, settings, prefix)
+        drop_warehouse(spark, scoped)
         shutil.rmtree(lineage_dir, ignore_errors=True)
     tables = [ingest_area(large, duck), build_area(large, example), incremental_area(small, large)]
     return [*tables, *([api_table] if api_table else [])], small, large
@@ -152,13 +104,10 @@ API_REQUESTS = 200
 def read_api_area(spark: SparkSession, scoped: Settings, plan: Plan, timings: list[tuple[str, float]]) -> Area:
     """The Marquez read API on the large history: the models it reads are built on top of the lineage
     core, its snapshot loaded, then each request kind timed over HTTP one at a time."""
-    from python_jobs.dbt import run_dbt
-    from python_jobs.marquez_api.bench import BUILD, measure_api
-
     try:
-        took, _ = timed(lambda: run_dbt(scoped, BUILD))
+        took, _ = timed(lambda: run_dbt(scoped, read_api.BUILD))
         timings.append(("read API: the facet and column-lineage models on the large history", took))
-        took, measured = timed(lambda: measure_api(spark, scoped, API_REQUESTS))
+        took, measured = timed(lambda: read_api.measure_api(spark, scoped, API_REQUESTS))
         timings.append(("read API: snapshot load + timed requests", took))
     except Exception as error:
         return Area("Marquez read API", "target", error=f"{type(error).__name__}: {error}")
@@ -262,23 +211,17 @@ def incremental_area(small: Any, large: Any) -> Area:
 
 
 def facets_area(spark: SparkSession, settings: Settings, plan: Plan) -> Area:
-    from python_jobs.facets.bench import BenchRuns, run_bench
-    from python_jobs.generate.facets import SyntheticConfig
-    from python_jobs.lineage.bench import drop_prefix
-
-    prefix = settings.schema_prefix + "bench_all_facets_"
-    drop_prefix(spark, settings, prefix)
+    scoped = settings.with_prefix(settings.schema_prefix + "bench_all_facets_")
+    drop_warehouse(spark, scoped)
     config = SyntheticConfig(events=plan.facet_events, large_bytes=plan.facet_large_bytes)
     try:
-        result = run_bench(spark, settings.with_prefix(prefix), config, BenchRuns(increment=0))
+        result = facets.run_bench(spark, scoped, config, facets.BenchRuns(increment=0))
     finally:
-        drop_prefix(spark, settings, prefix)
+        drop_warehouse(spark, scoped)
     return facets_table(result, plan.facet_large_bytes)
 
 
 def facets_table(result: Any, large_bytes: int) -> Area:
-    from python_jobs.facets.bench import mib
-
     area = Area("Facets", "naive raw JSON scan")
     area.add(Row("current facets of one dataset: query time", f"{result.lookup.seconds:.3f} s",
                  f"{result.naive.seconds:.3f} s", ratio(result.lookup.seconds, result.naive.seconds)))
@@ -299,12 +242,10 @@ def facets_table(result: Any, large_bytes: int) -> Area:
 
 
 def changelog_area(spark: SparkSession, settings: Settings, plan: Plan, work_dir: Path) -> tuple[Area, Any]:
-    from python_jobs.changelog.bench import BenchConfig, run_changelog_bench
-
     scratch = work_dir / "changelog"
     try:
-        report = run_changelog_bench(spark, settings.with_prefix(settings.schema_prefix + "bench_all_"),
-                                     BenchConfig(rows=plan.changelog_rows), scratch)
+        report = changelog.run_changelog_bench(spark, settings.with_prefix(settings.schema_prefix + "bench_all_"),
+                                               changelog.BenchConfig(rows=plan.changelog_rows), scratch)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return changelog_table(report), report
@@ -332,14 +273,10 @@ def changelog_table(report: Any) -> Area:
 
 
 def registry_area(spark: SparkSession, settings: Settings, plan: Plan) -> Area:
-    from python_jobs.registry.bench import run_bench
-
-    return registry_table(run_bench(spark, settings, plan.registry_events), plan.registry_events)
+    return registry_table(registry.run_bench(spark, settings, plan.registry_events), plan.registry_events)
 
 
 def registry_table(measured: list[Any], events: int) -> Area:
-    from python_jobs.registry.bench import MIGRATION_BUILD_STEP
-
     figures = {figure.step: figure for figure in measured}
 
     def step_rate(step: str) -> str:
@@ -355,9 +292,9 @@ def registry_table(measured: list[Any], events: int) -> Area:
     area.add(Row("dbt build: create + load the typed table vs a build with no new events",
                  step_rate("dbt build: create + load typed table"), seconds(noop.seconds),
                  ratio(load.seconds, noop.seconds)))
-    plus, migration = figures["dbt build: +10% events"], figures[MIGRATION_BUILD_STEP]
+    plus, migration = figures["dbt build: +10% events"], figures[registry.MIGRATION_BUILD_STEP]
     area.add(Row("migration build (new version adds a column) + its events vs a +10% build",
-                 step_rate(MIGRATION_BUILD_STEP), step_rate("dbt build: +10% events"),
+                 step_rate(registry.MIGRATION_BUILD_STEP), step_rate("dbt build: +10% events"),
                  ratio(migration.seconds, plus.seconds)))
     area.notes.append(
         f"{events:,} synthetic checkout events over 3 versions (a tenth invalid), then +10%, then "
@@ -378,9 +315,7 @@ COLLECTOR_RATIO_TARGET = Target(0.5, at_most=False)
 
 def collector_area(settings: Settings, work_dir: Path) -> Area:
     """The HTTP collector: durable (fsync) acknowledgements against the same server without fsync."""
-    from python_jobs.serve.bench import run_collector_bench
-
-    measured = run_collector_bench(settings, list(COLLECTOR_CLIENTS), 5.0, work_dir / "collector",
+    measured = collector.run_collector_bench(settings, list(COLLECTOR_CLIENTS), 5.0, work_dir / "collector",
                                    freshness=True, freshness_every=5.0, freshness_events=3)
     return collector_table(measured)
 

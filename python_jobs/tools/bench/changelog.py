@@ -16,27 +16,27 @@ Both run the same diff (keys and row hashes through the windows, full rows fetch
 keys only); they differ only in where the state before the round comes from. The seconds are dbt's
 execution time of the model, post-hook included.
 
-The snapshots come from ``python_jobs.generate.items``: every run writes the same ones.
+The snapshots come from ``python_jobs.tools.generate.items``: every run writes the same ones.
 """
 
 from __future__ import annotations
 
 import shutil
 import tempfile
-import time
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from functools import partial
 from pathlib import Path
 
 from pyspark.sql import SparkSession
 
 from python_jobs.changelog.project import ChangelogModel, write_scratch_project
-from python_jobs.commands.warehouse import table_fingerprint
 from python_jobs.dbt import run_dbt
-from python_jobs.generate.items import ItemChurn, items_snapshot_frame
 from python_jobs.ingest.snapshot import ingest_snapshot
-from python_jobs.settings import LAYERS, Settings
-from python_jobs.spark import ensure_schemas
+from python_jobs.settings import Settings
+from python_jobs.tools.bench.harness import Figures, drop_warehouse, reset_warehouse, timed
+from python_jobs.tools.generate.items import ItemChurn, items_snapshot_frame
+from python_jobs.warehouse.fingerprint import table_fingerprint
 
 DATASET = "bench_items"
 MODES = ("incremental", "rebuild")
@@ -69,12 +69,6 @@ class BenchReport:
     identical: bool
 
 
-def _reset_warehouse(spark: SparkSession, settings: Settings) -> None:
-    for layer in LAYERS:
-        spark.sql(f"drop database if exists {settings.schema(layer)} cascade")
-    ensure_schemas(spark, settings, LAYERS)
-
-
 def _run_model(settings: Settings, target: Path, model: str, rebuild: bool) -> float:
     extra = {"changelog_rebuild_state": True} if rebuild else {}
     outcome = run_dbt(settings, ["run", "--select", model, "--target-path", str(target)], extra_vars=extra)
@@ -88,20 +82,20 @@ def run_changelog_bench(
     models = [ChangelogModel(f"items_{mode}", DATASET, ["item_id"]) for mode in MODES]
     project = write_scratch_project(scratch / "project", models)
     bench = replace(settings.with_prefix(settings.schema_prefix + BENCH_PREFIX), project_dir=project)
-    _reset_warehouse(spark, bench)
+    reset_warehouse(spark, bench)
     changelog_table = bench.table("changelog", "items_incremental")
     results: list[RoundResult] = []
     previous_rows = 0
     churn = ItemChurn(config.rows, config.changed, config.added, config.removed)
-    print(HEADER, flush=True)
+    progress = rounds_table(echo=True)
     try:
         for round_no in range(config.rounds + 1):
             path = scratch / f"round_{round_no}.parquet"
             items_snapshot_frame(spark, churn, round_no).write.mode("overwrite").parquet(str(path))
             taken = FIRST_SNAPSHOT + timedelta(days=round_no)
-            started = time.monotonic()
-            load = ingest_snapshot(spark, bench, DATASET, path, taken, taken + timedelta(minutes=5), ["item_id"])
-            ingest_seconds = time.monotonic() - started
+            ingest_seconds, load = timed(partial(
+                ingest_snapshot, spark, bench, DATASET, path, taken, taken + timedelta(minutes=5), ["item_id"]
+            ))
             seconds = {
                 mode: _run_model(bench, scratch / "target", f"items_{mode}", rebuild=mode == "rebuild")
                 for mode in MODES
@@ -109,31 +103,30 @@ def run_changelog_bench(
             total_rows = spark.table(changelog_table).count()
             results.append(RoundResult(round_no, load.rows, total_rows - previous_rows, ingest_seconds, seconds))
             previous_rows = total_rows
-            print(_format_row(results[-1]), flush=True)
+            add_round(progress, results[-1])
         fingerprints = [table_fingerprint(spark, bench.table("changelog", f"items_{mode}")) for mode in MODES]
         identical = fingerprints[0] == fingerprints[1]
     finally:
         if not keep:
-            for layer in LAYERS:
-                spark.sql(f"drop database if exists {bench.schema(layer)} cascade")
+            drop_warehouse(spark, bench)
             if work_dir is None:
                 shutil.rmtree(scratch, ignore_errors=True)
     return BenchReport(config, results, identical)
 
 
-HEADER = (
-    f"{'round':>5} {'snapshot rows':>13} {'changelog rows':>14} {'ingest s':>9} "
-    f"{'incremental s':>13} {'rebuild s':>10} {'rebuild/incr':>12}"
-)
+ROUND_COLUMNS = ("round", "snapshot rows", "changelog rows", "ingest s", "incremental s", "rebuild s",
+                 "rebuild/incr")
 
 
-def _format_row(result: RoundResult) -> str:
+def rounds_table(echo: bool = False) -> Figures:
+    return Figures(ROUND_COLUMNS, echo=echo)
+
+
+def add_round(table: Figures, result: RoundResult) -> None:
     incremental, rebuild = result.model_seconds["incremental"], result.model_seconds["rebuild"]
     ratio = rebuild / incremental if incremental else float("nan")
-    return (
-        f"{result.round_no:>5} {result.snapshot_rows:>13,} {result.changelog_rows:>14,} {result.ingest_seconds:>9.1f} "
-        f"{incremental:>13.1f} {rebuild:>10.1f} {ratio:>12.2f}"
-    )
+    table.add(result.round_no, f"{result.snapshot_rows:,}", f"{result.changelog_rows:,}",
+              f"{result.ingest_seconds:.1f}", f"{incremental:.1f}", f"{rebuild:.1f}", f"{ratio:.2f}")
 
 
 def summarise(report: BenchReport) -> list[str]:
@@ -164,8 +157,9 @@ def print_report(report: BenchReport) -> None:
         f"changelog benchmark: {config.rows:,} rows, {config.rounds} rounds, per round {config.changed:.1%} changed, "
         f"{config.added:.1%} added, {config.removed:.1%} removed; seconds are dbt model execution times"
     )
-    print(HEADER)
+    table = rounds_table()
     for result in report.rounds:
-        print(_format_row(result))
+        add_round(table, result)
+    print(table.table())
     for line in summarise(report):
         print(line)

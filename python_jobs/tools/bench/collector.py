@@ -1,6 +1,6 @@
 """``bench collector``: acknowledged events/s and latency of the collector, and ``--build-every`` freshness.
 
-Throughput: the collector runs in a child process, the load generator (``serve.loadgen``: asyncio,
+Throughput: the collector runs in a child process, the load generator (``tools.bench.loadgen``: asyncio,
 keep-alive connections) in another, with 1/8/32 clients posting ~3 KB synthetic RunEvents, once with
 fsync (durable 201s) and once without (the upper bound the durable path is compared with). Both
 processes share the machine's cores, so the figures are a lower bound of what a dedicated host gets;
@@ -24,9 +24,21 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from python_jobs.generate.lineage import SyntheticSpec, events
-from python_jobs.serve.process import free_port, start_collector, stop_collector
+import httpx
+import uvicorn
+
+from python_jobs.landing import LandingLayout
+from python_jobs.lineage.models import core_selection
+from python_jobs.ports import free_port
+from python_jobs.serve.app import LINEAGE_PATH, CollectorConfig, create_app
+from python_jobs.serve.build_loop import BuildLoop, RoundReport, run_round
+from python_jobs.serve.http_limits import HttpLimits
+from python_jobs.serve.process import start_collector, stop_collector
 from python_jobs.settings import PROJECT_DIR, Settings
+from python_jobs.spark import get_spark
+from python_jobs.tools.bench import loadgen
+from python_jobs.tools.bench.harness import Figures, load_average
+from python_jobs.tools.generate.lineage import SyntheticSpec, events
 
 
 def write_bench_events(path: Path, count: int = 4000) -> float:
@@ -38,7 +50,7 @@ def write_bench_events(path: Path, count: int = 4000) -> float:
 
 
 def run_load(port: int, clients: int, seconds: float, events_file: Path) -> dict:
-    command = [sys.executable, "-m", "python_jobs.serve.loadgen", "--port", str(port), "--clients", str(clients),
+    command = [sys.executable, "-m", loadgen.__name__, "--port", str(port), "--clients", str(clients),
                "--seconds", str(seconds), "--events-file", str(events_file)]
     done = subprocess.run(command, cwd=PROJECT_DIR, capture_output=True, text=True, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -80,7 +92,7 @@ def run_collector_bench(
     events_file = work_dir / "events.ndjson"
     mean_size = write_bench_events(events_file)
     print(f"events: {mean_size:.0f} bytes on average; {seconds:g}s of load per row; "
-          f"{os.cpu_count()} cores; load average before: {_load()}", flush=True)
+          f"{os.cpu_count()} cores; load average before: {load_average()}", flush=True)
     results: dict[tuple[bool, int], dict] = {}
     for fsync in (True, False):
         landing = work_dir / ("landing-fsync" if fsync else "landing-nofsync")
@@ -90,7 +102,7 @@ def run_collector_bench(
         try:
             for count in clients:
                 result = run_load(port, count, seconds, events_file)
-                result["load_average"] = _load()
+                result["load_average"] = load_average()
                 results[(fsync, count)] = result
                 print(f"  fsync {'on ' if fsync else 'off'} {count:>3} clients: {result['events_per_s']:>8.0f} ev/s "
                       f"p50 {result['p50_ms']:.2f} ms p99 {result['p99_ms']:.2f} ms (load {result['load_average']})",
@@ -102,15 +114,16 @@ def run_collector_bench(
         print(f"  fsync {'on ' if fsync else 'off'}: acknowledged {acked}, landed {landed}"
               f"{'' if landed == acked else '  MISMATCH'}", flush=True)
 
-    print()
-    print("| clients | fsync ev/s | p50 ms | p99 ms | no-fsync ev/s | p50 ms | p99 ms | ratio | load avg |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    table = Figures(("clients", "fsync ev/s", "p50 ms", "p99 ms", "no-fsync ev/s", "p50 ms", "p99 ms", "ratio",
+                     "load avg"), echo=False)
     for count in clients:
         durable, bound = results[(True, count)], results[(False, count)]
         ratio = durable["events_per_s"] / bound["events_per_s"] if bound["events_per_s"] else 0.0
-        print(f"| {count} | {durable['events_per_s']:.0f} | {durable['p50_ms']:.2f} | {durable['p99_ms']:.2f} | "
-              f"{bound['events_per_s']:.0f} | {bound['p50_ms']:.2f} | {bound['p99_ms']:.2f} | {ratio:.2f} | "
-              f"{durable['load_average']} / {bound['load_average']} |")
+        table.add(count, f"{durable['events_per_s']:.0f}", f"{durable['p50_ms']:.2f}", f"{durable['p99_ms']:.2f}",
+                  f"{bound['events_per_s']:.0f}", f"{bound['p50_ms']:.2f}", f"{bound['p99_ms']:.2f}", f"{ratio:.2f}",
+                  f"{durable['load_average']} & {bound['load_average']}")
+    print()
+    print(table.table())
     samples: list[float] = []
     if freshness:
         print()
@@ -120,16 +133,6 @@ def run_collector_bench(
 
 def measure_freshness(settings: Settings, work_dir: Path, every: float, count: int) -> list[float]:
     """Seconds from 201 to visible in ``lineage.runs``, per event (the first one pays the first build)."""
-    import httpx
-    import uvicorn
-
-    from python_jobs.lineage.models import core_selection
-    from python_jobs.serve.app import LINEAGE_PATH, CollectorConfig, create_app
-    from python_jobs.serve.build_loop import BuildLoop, RoundReport, run_round
-    from python_jobs.serve.http_limits import HttpLimits
-    from python_jobs.serve.landing import LandingLayout
-    from python_jobs.spark import get_spark
-
     spark = get_spark(settings)
     scoped = settings.with_prefix(f"{settings.schema_prefix}bench_fresh_{int(time.time())}_")
     landing = LandingLayout(work_dir / "landing-freshness")
@@ -153,7 +156,7 @@ def measure_freshness(settings: Settings, work_dir: Path, every: float, count: i
                 visible.setdefault(run_id, now)
 
     # The lineage core's models: an empty warehouse prefix has no snapshot or registry sources.
-    command = ["build", *core_selection()]
+    command = ["build", *core_selection(settings)]
     loop = BuildLoop(lambda retry: run_round(spark, scoped, landing, retry_build=retry, dbt_command=command), every,
                      after_round=[check_visible])
     port = free_port()
@@ -181,7 +184,7 @@ def measure_freshness(settings: Settings, work_dir: Path, every: float, count: i
                 if run_id in visible:
                     freshness.append(visible[run_id] - pending[run_id])
                     print(f"  freshness (build every {every:g}s): {freshness[-1]:.1f}s from 201 to lineage.runs"
-                          f"{'  (first round: full build)' if len(freshness) == 1 else ''}; load {_load()}",
+                          f"{'  (first round: full build)' if len(freshness) == 1 else ''}; load {load_average()}",
                           flush=True)
     finally:
         server.should_exit = True
@@ -191,7 +194,3 @@ def measure_freshness(settings: Settings, work_dir: Path, every: float, count: i
         print(f"freshness after the first build: median {statistics.median(later):.1f}s, max {max(later):.1f}s "
               f"(build every {every:g}s)", flush=True)
     return freshness
-
-
-def _load() -> str:
-    return " ".join(f"{value:.1f}" for value in os.getloadavg())

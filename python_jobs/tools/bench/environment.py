@@ -50,7 +50,3 @@ def versions(spark: SparkSession) -> list[tuple[str, str]]:
         ("pyarrow", _package_version("pyarrow")),
         ("duckdb", _package_version("duckdb")),
     ]
-
-
-def load_average() -> str:
-    return " / ".join(f"{value:.2f}" for value in os.getloadavg())

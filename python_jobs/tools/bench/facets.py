@@ -16,11 +16,20 @@ from pyspark.sql import SparkSession
 
 from python_jobs.dbt import run_dbt
 from python_jobs.facets.raw_events import append_raw_frame, contract_row
-from python_jobs.generate.facets import NAMESPACE, SyntheticConfig, dataset_name, synthetic_events
 from python_jobs.ingest.lineage_contract import RAW_LINEAGE_EVENTS
 from python_jobs.keys import dataset_uuid
 from python_jobs.settings import LAYERS, Settings
 from python_jobs.spark import ensure_schemas
+from python_jobs.tools.bench.harness import (
+    Figures,
+    jvm_heap_peak,
+    jvm_pid,
+    mib,
+    peak_rss_bytes,
+    process_bytes_read,
+    reset_jvm_peaks,
+)
+from python_jobs.tools.generate.facets import NAMESPACE, SyntheticConfig, dataset_name, synthetic_events
 
 INPUT_CLASS_FACETS = ("dataqualitymetrics", "dataqualityassertions", "inputstatistics")
 FACET_TABLES = ("facet_refs", "facet_bodies")
@@ -34,10 +43,6 @@ class Measured:
     scanned_bytes: int  # size of the Parquet files the scans opened (after partition pruning)
     read_bytes: int  # bytes the JVM read (after column, row-group and page skipping)
     result: Any
-
-
-def mib(value: float) -> str:
-    return f"{value / (1024 * 1024):,.1f} MiB"
 
 
 def json_default(value: Any) -> str:
@@ -86,20 +91,6 @@ def scanned_file_bytes(plan: Any) -> int:
     for group in (plan.children(), plan.subqueries()):
         total += sum(scanned_file_bytes(group.apply(i)) for i in range(group.size()))
     return total
-
-
-def jvm_pid(spark: SparkSession) -> int:
-    return int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
-
-
-def process_bytes_read(pid: int) -> int:
-    """Bytes the process has read through read system calls (`rchar`), page cache hits included.
-    In local mode the executors are threads of the driver JVM, so the difference around one query
-    is what it read, whichever I/O path Parquet takes (Hadoop's own counters miss vectored reads)."""
-    for line in Path(f"/proc/{pid}/io").read_text().splitlines():
-        if line.startswith("rchar:"):
-            return int(line.split()[1])
-    return 0
 
 
 def measure(spark: SparkSession, sql: str) -> Measured:
@@ -172,26 +163,6 @@ def table_bytes(spark: SparkSession, table: str) -> int:
     return int(fs.getContentSummary(path).getLength())
 
 
-def reset_jvm_peaks(spark: SparkSession) -> None:
-    for pool in spark.sparkContext._jvm.java.lang.management.ManagementFactory.getMemoryPoolMXBeans():
-        pool.resetPeakUsage()
-
-
-def jvm_heap_peak(spark: SparkSession) -> int:
-    total = 0
-    for pool in spark.sparkContext._jvm.java.lang.management.ManagementFactory.getMemoryPoolMXBeans():
-        if str(pool.getType().name()) == "HEAP":
-            total += int(pool.getPeakUsage().getUsed())
-    return total
-
-
-def process_peak_rss(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) * 1024
-    return 0
-
-
 def median_run(spark: SparkSession, sql: str, repeat: int, warm_up: bool) -> Measured:
     """Median of `repeat` timed runs; a warm-up run first (untimed) loads the Parquet footers and
     file listings into the JVM's caches, as a lookup service that has answered before would have."""
@@ -217,7 +188,7 @@ TARGET_SPEED_UP = 20.0
 class FacetBench:
     """The printed table (``figures``) and the numbers behind its main rows."""
 
-    figures: list[tuple[str, str]]
+    figures: Figures
     events: int
     load_seconds: float
     lookup: Measured
@@ -233,19 +204,20 @@ def run_bench(spark: SparkSession, settings: Settings, config: SyntheticConfig, 
     ensure_schemas(spark, settings, LAYERS)
     raw = settings.table("raw", "lineage_events")
     work_dir = settings.lineage_home / "bench-facets"
-    figures: list[tuple[str, str]] = [("events", f"{config.events:,}")]
+    figures = Figures(("figure", "value"))
+    figures.add("events", f"{config.events:,}")
     reused = reuse and spark.catalog.tableExists(raw)
     if not reused:
         for table in (raw, *(settings.table("lineage", t) for t in FACET_TABLES + WINNER_TABLES)):
             spark.sql(f"drop table if exists {table}")
         started = time.perf_counter()
         append_synthetic_raw(spark, settings, work_dir, config, 0, config.events)
-        figures.append(("generate + write raw (s)", f"{time.perf_counter() - started:.1f}"))
+        figures.add("generate + write raw (s)", f"{time.perf_counter() - started:.1f}")
         shutil.rmtree(work_dir, ignore_errors=True)
     large = sum(1 for i in range(config.events) if config.large_every and i % config.large_every == 0)
-    figures.append(("events with a large facet", f"{large:,} x {mib(config.large_bytes)}"))
+    figures.add("events with a large facet", f"{large:,} x {mib(config.large_bytes)}")
     raw_bytes = table_bytes(spark, raw)
-    figures.append(("raw.lineage_events on disk", mib(raw_bytes)))
+    figures.add("raw.lineage_events on disk", mib(raw_bytes))
 
     run_dbt(
         settings, ["build", "--select", "stg_lineage_events", "facet_classification", "--exclude-resource-type", "test"]
@@ -255,31 +227,29 @@ def run_bench(spark: SparkSession, settings: Settings, config: SyntheticConfig, 
     run_dbt(settings, ["run", "--select", "path:models/facets"])
     load_seconds = time.perf_counter() - started
     load_label = "facet load, reused warehouse: new events only (s)" if reused else "facet load, full history (s)"
-    figures.append((load_label, f"{load_seconds:.1f}"))
-    figures.append(("JVM heap peak during load", mib(jvm_heap_peak(spark))))
+    figures.add(load_label, f"{load_seconds:.1f}")
+    figures.add("JVM heap peak during load", mib(jvm_heap_peak(spark)))
     facet_bytes = 0
     for table in FACET_TABLES:
         size = table_bytes(spark, settings.table("lineage", table))
         facet_bytes += size
-        figures.append((f"lineage.{table} on disk", mib(size)))
-    figures.append(
-        ("facet tables on disk (refs + bodies)", f"{mib(facet_bytes)} ({facet_bytes / raw_bytes:.2f} of raw)")
-    )
+        figures.add(f"lineage.{table} on disk", mib(size))
+    figures.add("facet tables on disk (refs + bodies)", f"{mib(facet_bytes)} ({facet_bytes / raw_bytes:.2f} of raw)")
     winner_bytes = sum(table_bytes(spark, settings.table("lineage", t)) for t in WINNER_TABLES)
-    figures.append(("current facets on disk (facet_winners_*)", mib(winner_bytes)))
+    figures.add("current facets on disk (facet_winners_*)", mib(winner_bytes))
 
     if increment > 0:
         extra = SyntheticConfig(**{**config.__dict__, "events": config.events + increment})
         append_synthetic_raw(spark, settings, work_dir, extra, config.events, config.events + increment)
         started = time.perf_counter()
         run_dbt(settings, ["run", "--select", *FACET_TABLES, *WINNER_TABLES])
-        figures.append((f"incremental load of {increment:,} new events (s)", f"{time.perf_counter() - started:.1f}"))
+        figures.add(f"incremental load of {increment:,} new events (s)", f"{time.perf_counter() - started:.1f}")
         shutil.rmtree(work_dir, ignore_errors=True)
 
     dedup = spark.table(settings.table("lineage", "facet_body_dedup")).first()
-    figures.append(("facet rows / stored bodies", f"{dedup.facet_rows:,} / {dedup.stored_bodies:,}"))
-    figures.append(("dedup ratio (rows per body)", f"{dedup.dedup_ratio:.1f}x"))
-    figures.append(("dedup ratio (bytes)", f"{dedup.byte_dedup_ratio:.1f}x"))
+    figures.add("facet rows / stored bodies", f"{dedup.facet_rows:,} / {dedup.stored_bodies:,}")
+    figures.add("dedup ratio (rows per body)", f"{dedup.dedup_ratio:.1f}x")
+    figures.add("dedup ratio (bytes)", f"{dedup.byte_dedup_ratio:.1f}x")
 
     namespace, name = NAMESPACE, dataset_name(1)
     key = dataset_uuid(namespace, name)
@@ -291,31 +261,23 @@ def run_bench(spark: SparkSession, settings: Settings, config: SyntheticConfig, 
     naive_facets = {row["facet_name"]: json.loads(row["body"]) for row in naive.result}
     if fast_facets != naive_facets:
         raise AssertionError(f"the two queries disagree: {sorted(fast_facets)} vs {sorted(naive_facets)}")
-    figures.append((f"dataset {name}: current facets", f"{len(fast_facets)} ({', '.join(sorted(fast_facets))})"))
-    figures.append((f"query: facet tables (s, median of {max(1, repeat)}, warm)", f"{fast.seconds:.3f}"))
-    figures.append((f"query: naive raw JSON scan (s, median of {max(1, runs.naive_repeat)})", f"{naive.seconds:.3f}"))
+    figures.add(f"dataset {name}: current facets", f"{len(fast_facets)} ({', '.join(sorted(fast_facets))})")
+    figures.add(f"query: facet tables (s, median of {max(1, repeat)}, warm)", f"{fast.seconds:.3f}")
+    figures.add(f"query: naive raw JSON scan (s, median of {max(1, runs.naive_repeat)})", f"{naive.seconds:.3f}")
     speed_up = naive.seconds / fast.seconds
     verdict = "met" if speed_up >= TARGET_SPEED_UP else "MISSED"
-    figures.append(
-        ("speed-up (naive / facet tables)", f"{speed_up:.1f}x (target >= {TARGET_SPEED_UP:.0f}x: {verdict})")
-    )
-    figures.append(("files opened: facet tables (size)", mib(fast.scanned_bytes)))
-    figures.append(("files opened: naive scan (size)", mib(naive.scanned_bytes)))
-    figures.append(("bytes read by the JVM: facet tables", mib(fast.read_bytes)))
-    figures.append(("bytes read by the JVM: naive scan", mib(naive.read_bytes)))
+    figures.add("speed-up (naive / facet tables)", f"{speed_up:.1f}x (target >= {TARGET_SPEED_UP:.0f}x: {verdict})")
+    figures.add("files opened: facet tables (size)", mib(fast.scanned_bytes))
+    figures.add("files opened: naive scan (size)", mib(naive.scanned_bytes))
+    figures.add("bytes read by the JVM: facet tables", mib(fast.read_bytes))
+    figures.add("bytes read by the JVM: naive scan", mib(naive.read_bytes))
     if fast.read_bytes:
-        figures.append(("bytes read ratio (naive / facet tables)", f"{naive.read_bytes / fast.read_bytes:.1f}x"))
-    figures.append(("JVM heap peak during queries", mib(jvm_heap_peak(spark))))
-    figures.append(("JVM peak RSS (whole run)", mib(process_peak_rss(jvm_pid(spark)))))
-    figures.append(("Python peak RSS (whole run)", mib(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)))
+        figures.add("bytes read ratio (naive / facet tables)", f"{naive.read_bytes / fast.read_bytes:.1f}x")
+    figures.add("JVM heap peak during queries", mib(jvm_heap_peak(spark)))
+    figures.add("JVM peak RSS (whole run)", mib(peak_rss_bytes(jvm_pid(spark))))
+    figures.add("Python peak RSS (whole run)", mib(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024))
     return FacetBench(
         figures, config.events, load_seconds, fast, naive,
         dedup.facet_rows, dedup.stored_bodies, float(dedup.dedup_ratio), float(dedup.byte_dedup_ratio),
     )
 
-
-def format_table(figures: list[tuple[str, str]]) -> str:
-    width = max(len(label) for label, _ in figures)
-    lines = [f"{'figure'.ljust(width)} | value", f"{'-' * width}-|-{'-' * 30}"]
-    lines += [f"{label.ljust(width)} | {value}" for label, value in figures]
-    return "\n".join(lines)

@@ -7,78 +7,33 @@ water mark (VmHWM), which only grows, read after each step.
 
 from __future__ import annotations
 
-import os
 import shutil
-import time
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from python_jobs.commands.warehouse import warehouse_fingerprint
 from python_jobs.dbt import run_dbt
-from python_jobs.generate.lineage import SyntheticSpec, proposal_example, write_events
 from python_jobs.ingest.lineage import ingest_lineage
 from python_jobs.lineage.event_parsing import PARSE_OPTIONS, PARSE_SCHEMA
 from python_jobs.lineage.models import core_selection
-from python_jobs.settings import LAYERS, Settings
-from python_jobs.spark import ensure_schemas
-
-MODEL_SELECTION = core_selection()
-
-
-@dataclass
-class Figures:
-    rows: list[tuple[str, str, str]] = field(default_factory=list)
-
-    def add(self, part: str, figure: str, value: object) -> None:
-        self.rows.append((part, figure, str(value)))
-        print(f"  {part:<22} {figure:<46} {value}", flush=True)
-
-    def table(self) -> str:
-        widths = [max(len(row[i]) for row in [("part", "figure", "value"), *self.rows]) for i in range(3)]
-        line = "+".join("-" * (w + 2) for w in widths)
-        def render(cells: tuple[str, str, str]) -> str:
-            return " " + " | ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)) + " "
-
-        out = [line, render(("part", "figure", "value")), line, *[render(row) for row in self.rows]]
-        return "\n".join([*out, line])
+from python_jobs.settings import Settings
+from python_jobs.tools.bench.harness import (
+    Figures,
+    jvm_cpu_seconds,
+    jvm_pid,
+    load_average,
+    peak_rss_bytes,
+    reset_warehouse,
+    timed,
+)
+from python_jobs.tools.generate.lineage import SyntheticSpec, proposal_example, write_events
+from python_jobs.warehouse.fingerprint import warehouse_fingerprint
 
 
 def jvm_peak_rss_mb(spark: SparkSession) -> float:
-    pid = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
-
-
-def jvm_cpu_seconds(spark: SparkSession) -> float:
-    """User + system CPU time of the JVM so far: on a shared machine the wall clock depends on the
-    load, the CPU time much less."""
-    pid = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def load_average() -> str:
-    return " ".join(f"{value:.2f}" for value in os.getloadavg())
-
-
-def timed(action: Callable[[], object]) -> tuple[float, object]:
-    started = time.monotonic()
-    result = action()
-    return time.monotonic() - started, result
-
-
-def fresh(spark: SparkSession, settings: Settings, prefix: str) -> Settings:
-    scoped = settings.with_prefix(prefix)
-    for layer in LAYERS:
-        spark.sql(f"drop database if exists {scoped.schema(layer)} cascade")
-    ensure_schemas(spark, scoped, LAYERS)
-    return scoped
+    return peak_rss_bytes(jvm_pid(spark)) / (1024 * 1024)
 
 
 def count(spark: SparkSession, table: str) -> int:
@@ -128,20 +83,15 @@ class SizeResult:
         return self.events / (self.ingest.wall_seconds + self.build_seconds)
 
 
-def drop_prefix(spark: SparkSession, settings: Settings, prefix: str) -> None:
-    scoped = settings.with_prefix(prefix)
-    for layer in LAYERS:
-        spark.sql(f"drop database if exists {scoped.schema(layer)} cascade")
-
-
 def bench_proposal_example(
     spark: SparkSession, settings: Settings, work_dir: Path, figures: Figures, prefix: str = "bench_example_"
 ) -> ExampleResult:
-    scoped = fresh(spark, settings, prefix)
+    selection = core_selection(settings)  # before any work: it fails at once when dbt's manifest is missing
+    scoped = reset_warehouse(spark, settings.with_prefix(prefix))
     path = work_dir / "proposal_example.ndjson"
     runs = proposal_example(path)
     ingest_lineage(spark, scoped, [path])
-    build_seconds, _ = timed(lambda: run_dbt(scoped, ["run", *MODEL_SELECTION]))
+    build_seconds, _ = timed(lambda: run_dbt(scoped, ["run", *selection]))
     lineage = scoped.schema("lineage")
     versions = count(spark, f"{lineage}.dataset_versions")
     schema_versions = count(spark, f"{lineage}.dataset_schema_versions")
@@ -186,7 +136,8 @@ def bench_size(
         write_events(SyntheticSpec(events=size), path)
     size_bytes = path.stat().st_size
     figures.add(part, "input MB (avg bytes/event)", f"{size_bytes / 1e6:,.0f} ({size_bytes // size:,})")
-    scoped = fresh(spark, settings, prefix or f"bench_{size}_")
+    selection = core_selection(settings)  # before any work: it fails at once when dbt's manifest is missing
+    scoped = reset_warehouse(spark, settings.with_prefix(prefix or f"bench_{size}_"))
 
     figures.add(part, "load average before (1/5/15 min)", load_average())
     floor = parse_and_write_floor(spark, path, work_dir / f"floor_{size}.parquet")
@@ -209,7 +160,7 @@ def bench_size(
     if ingest_only:
         return result
 
-    build_seconds, _ = timed(lambda: run_dbt(scoped, ["run", *MODEL_SELECTION]))
+    build_seconds, _ = timed(lambda: run_dbt(scoped, ["run", *selection]))
     figures.add(part, "first dbt run s (events/s)", f"{build_seconds:.1f} ({size / build_seconds:,.0f})")
     figures.add(part, "pipeline events/s (ingest + build)", f"{size / (ingest_seconds + build_seconds):,.0f}")
     figures.add(part, "JVM peak RSS MB after build", f"{jvm_peak_rss_mb(spark):,.0f}")
@@ -219,12 +170,12 @@ def bench_size(
     write_events(SyntheticSpec(events=extra, first_run=(size + 1) // 2), more)
     more_ingest_seconds, _ = timed(lambda: ingest_lineage(spark, scoped, [more]))
     figures.add(part, f"+{extra:,} events: ingest s", f"{more_ingest_seconds:.1f}")
-    incremental_seconds, _ = timed(lambda: run_dbt(scoped, ["run", *MODEL_SELECTION]))
+    incremental_seconds, _ = timed(lambda: run_dbt(scoped, ["run", *selection]))
     figures.add(part, f"+{extra:,} events: dbt run s (target <=15% of first)",
                 f"{incremental_seconds:.1f} ({incremental_seconds / build_seconds:.0%})")
 
     before = warehouse_fingerprint(spark, scoped)
-    noop_seconds, _ = timed(lambda: run_dbt(scoped, ["run", *MODEL_SELECTION]))
+    noop_seconds, _ = timed(lambda: run_dbt(scoped, ["run", *selection]))
     unchanged = warehouse_fingerprint(spark, scoped) == before
     figures.add(part, "no new events: dbt run s (tables unchanged)", f"{noop_seconds:.1f} ({unchanged})")
     lineage = scoped.schema("lineage")

@@ -1,6 +1,6 @@
 """A load generator for the collector: N keep-alive HTTP/1.1 connections on raw asyncio streams.
 
-``python -m python_jobs.serve.loadgen --port P --clients N --seconds S --events-file F`` posts the
+``python -m python_jobs.tools.bench.loadgen --port P --clients N --seconds S --events-file F`` posts the
 events of F (one per line, reused round-robin) as fast as each connection gets its answers and prints
 one JSON line: acknowledged events (201), other answers, seconds, events/s, p50 and p99 latency (ms).
 Raw streams rather than an HTTP client library: the generator shares the machine with the server
@@ -102,7 +102,7 @@ def main() -> None:
     parser.add_argument("--events-file", type=Path, required=True)
     args = parser.parse_args()
     bodies = [line.encode() for line in args.events_file.read_text().splitlines() if line.strip()]
-    try:
+    try:  # optional: uvloop's faster event loop when it is installed (uvicorn[standard] brings it)
         import uvloop
 
         uvloop.install()

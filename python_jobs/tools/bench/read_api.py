@@ -1,6 +1,6 @@
 """``bench api``: latency of the Marquez read API over real HTTP in a warm process.
 
-Builds (or reuses) a warehouse of N synthetic events (``python_jobs/generate/lineage.py``) on
+Builds (or reuses) a warehouse of N synthetic events (``python_jobs/tools/generate/lineage.py``) on
 its own schema prefix, loads ``MarquezReadApi``, serves it with uvicorn on loopback, warms up,
 then times ``get_dataset``, ``list_job_runs`` and ``lineage`` at depth 5 one request at a time.
 """
@@ -18,13 +18,13 @@ import httpx
 from pyspark.sql import SparkSession
 
 from python_jobs.dbt import run_dbt
-from python_jobs.generate.lineage import SyntheticSpec, write_events
 from python_jobs.ingest.lineage import ingest_lineage
-from python_jobs.lineage.bench import Figures, fresh, load_average
 from python_jobs.marquez_api.api import MarquezReadApi
 from python_jobs.marquez_api.routes import read_routes
 from python_jobs.marquez_api.server import serve_in_thread
 from python_jobs.settings import Settings
+from python_jobs.tools.bench.harness import Figures, load_average, percentile, reset_warehouse
+from python_jobs.tools.generate.lineage import SyntheticSpec, write_events
 
 BUILD = ["build", "--select", "stg_lineage_events+", "facet_classification",
          "--exclude", "dataset_schema_events", "dataset_lineage_graph", "--exclude-resource-type", "test"]
@@ -41,7 +41,7 @@ def bench_warehouse(spark: SparkSession, settings: Settings, events: int, work_d
         if props.get(READY_PROPERTY) == str(events):
             print(f"reusing the bench warehouse {prefix}* ({events:,} events)", flush=True)
             return scoped
-    scoped = fresh(spark, settings, prefix)
+    scoped = reset_warehouse(spark, scoped)
     work_dir.mkdir(parents=True, exist_ok=True)
     path = work_dir / f"synthetic_{events}.ndjson"
     if not path.exists():
@@ -52,11 +52,6 @@ def bench_warehouse(spark: SparkSession, settings: Settings, events: int, work_d
     print(f"dbt build {time.monotonic() - started:.0f}s", flush=True)
     spark.sql(f"alter table {runs} set tblproperties ('{READY_PROPERTY}' = '{events}')")
     return scoped
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
 
 
 def time_requests(client: httpx.Client, paths: list[str]) -> list[float]:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import tempfile
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,12 +16,12 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from python_jobs.dbt import run_dbt
-from python_jobs.generate.registry import checkout_events
 from python_jobs.ingest.events import ingest_events
 from python_jobs.ingest.registry import ingest_registry
 from python_jobs.registry.catalog import RegisteredSchema, model_plans
-from python_jobs.settings import LAYERS, SAMPLES_DIR, Settings
-from python_jobs.spark import ensure_schemas
+from python_jobs.settings import SAMPLES_DIR, Settings
+from python_jobs.tools.bench.harness import Figures, drop_warehouse, reset_warehouse, timed
+from python_jobs.tools.generate.registry import checkout_events
 
 BENCH_PREFIX = "bench_registry_"
 SAMPLE_REGISTRY = SAMPLES_DIR / "registry"
@@ -36,9 +35,8 @@ class Figure:
     rows: int
     seconds: float
 
-    def line(self) -> str:
-        rate = f"{self.rows / self.seconds:,.0f}" if self.rows and self.seconds > 0 else "-"
-        return f"| {self.step:<44} | {self.rows:>9,} | {self.seconds:>8.2f} | {rate:>10} |"
+    def rate(self) -> str:
+        return f"{self.rows / self.seconds:,.0f}" if self.rows and self.seconds > 0 else "-"
 
 
 MIGRATION_VERSION = "1-0-3"
@@ -72,9 +70,8 @@ def migration_events(count: int, offset: int) -> list[str]:
 
 
 def _timed(step: str, rows: int, action: Callable[[], Any]) -> tuple[Figure, Any]:
-    started = time.perf_counter()
-    result = action()
-    return Figure(step, rows, time.perf_counter() - started), result
+    seconds, result = timed(action)
+    return Figure(step, rows, seconds), result
 
 
 def dbt(settings: Settings, command: list[str]) -> None:
@@ -82,15 +79,8 @@ def dbt(settings: Settings, command: list[str]) -> None:
     run_dbt(settings, command, extra_vars={"sample_inputs": True})
 
 
-def drop_bench_schemas(spark: SparkSession, settings: Settings) -> None:
-    for layer in LAYERS:
-        spark.sql(f"drop database if exists {settings.schema(layer)} cascade")
-
-
 def run_bench(spark: SparkSession, base: Settings, events: int) -> list[Figure]:
-    settings = base.with_prefix(BENCH_PREFIX)
-    drop_bench_schemas(spark, settings)
-    ensure_schemas(spark, settings, LAYERS)
+    settings = reset_warehouse(spark, base.with_prefix(BENCH_PREFIX))
     figures: list[Figure] = []
     with tempfile.TemporaryDirectory(prefix="bench-registry-") as folder:
         first = Path(folder) / "first.ndjson"
@@ -129,7 +119,7 @@ def run_bench(spark: SparkSession, base: Settings, events: int) -> list[Figure]:
         figure, _ = _timed(MIGRATION_BUILD_STEP, migrated_report.new, lambda: dbt(settings, build))
         figures.append(figure)
     figures.append(_plan_figure())
-    drop_bench_schemas(spark, settings)
+    drop_warehouse(spark, settings)
     return figures
 
 
@@ -143,6 +133,7 @@ def _plan_figure(repeat: int = 200) -> Figure:
 
 
 def render(figures: list[Figure]) -> str:
-    header = f"| {'step':<44} | {'rows':>9} | {'seconds':>8} | {'rows/s':>10} |"
-    rule = "|" + "-" * 46 + "|" + "-" * 11 + "|" + "-" * 10 + "|" + "-" * 12 + "|"
-    return "\n".join([header, rule, *(f.line() for f in figures)])
+    table = Figures(("step", "rows", "seconds", "rows/s"), echo=False)
+    for figure in figures:
+        table.add(figure.step, f"{figure.rows:,}", f"{figure.seconds:.2f}", figure.rate())
+    return table.table()

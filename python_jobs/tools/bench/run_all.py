@@ -12,12 +12,13 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from python_jobs.bench import areas, environment, plots
-from python_jobs.bench.report import Area, RunInfo, render_report
 from python_jobs.settings import Settings
+from python_jobs.tools.bench import areas, environment, plots
+from python_jobs.tools.bench.harness import load_average, timed
+from python_jobs.tools.bench.plan import ALL_AREAS, DEFAULT_SIZE, Plan
+from python_jobs.tools.bench.report import Area, RunInfo, render_report
 
 PLOT_DIR = Path("docs") / "bench"
-ALL_AREAS = areas.ALL_AREAS
 
 
 def _guarded(title: str, action: Callable[[], Area]) -> Area:
@@ -32,7 +33,7 @@ def _guarded(title: str, action: Callable[[], Area]) -> Area:
 def is_smoke(size: int, load_before: float, only: tuple[str, ...]) -> bool:
     """Not the report to publish: a smaller size, some areas only, or a machine busy with other work."""
     cores = os.cpu_count() or 1
-    return size < areas.DEFAULT_SIZE or load_before > cores or set(only) != set(ALL_AREAS)
+    return size < DEFAULT_SIZE or load_before > cores or set(only) != set(ALL_AREAS)
 
 
 def run_all(
@@ -46,9 +47,9 @@ def run_all(
 ) -> tuple[str, list[tuple[str, float]]]:
     """Runs the areas in ``only`` (every one by default), writes ``out`` and the plots under ``out``'s
     folder / docs/bench; returns the report text and the run time of each part."""
-    plan = areas.Plan(size)
+    plan = Plan(size)
     load_before = os.getloadavg()[0]
-    load_before_text = environment.load_average()
+    load_before_text = load_average()
     started = datetime.now(UTC)
     work_dir.mkdir(parents=True, exist_ok=True)
     timings: list[tuple[str, float]] = []
@@ -58,13 +59,13 @@ def run_all(
     if "lineage" in only:
         _lineage(spark, settings, plan, work_dir, out, plot_dir, timings, tables, plot_files, api="api" in only)
     if "facets" in only:
-        took, facets = areas.timed(lambda: _guarded("Facets", lambda: areas.facets_area(spark, settings, plan)))
+        took, facets = timed(lambda: _guarded("Facets", lambda: areas.facets_area(spark, settings, plan)))
         tables.append(facets)
         timings.append((f"facets: {plan.facet_events:,} events, load + lookups", took))
     if "changelog" in only:
         _changelog(spark, settings, plan, work_dir, out, plot_dir, timings, tables, plot_files)
     if "registry" in only:
-        took, area = areas.timed(lambda: _guarded("Registry", lambda: areas.registry_area(spark, settings, plan)))
+        took, area = timed(lambda: _guarded("Registry", lambda: areas.registry_area(spark, settings, plan)))
         tables.append(area)
         timings.append((f"registry: {plan.registry_events:,} events, validation + 5 builds", took))
     if "collector" in only:
@@ -79,7 +80,7 @@ def run_all(
         machine=environment.machine(),
         versions=environment.versions(spark),
         load_before=load_before_text,
-        load_after=environment.load_average(),
+        load_after=load_average(),
         smoke=smoke,
     )
     text = render_report(info, tables, timings, plot_files)
@@ -89,7 +90,7 @@ def run_all(
 
 
 def _lineage(
-    spark: SparkSession, settings: Settings, plan: areas.Plan, work_dir: Path, out: Path, plot_dir: Path,
+    spark: SparkSession, settings: Settings, plan: Plan, work_dir: Path, out: Path, plot_dir: Path,
     timings: list[tuple[str, float]], tables: list[Area], plot_files: list[tuple[str, str]], api: bool = False,
 ) -> None:
     try:
@@ -104,7 +105,7 @@ def _lineage(
 
 
 def _changelog(
-    spark: SparkSession, settings: Settings, plan: areas.Plan, work_dir: Path, out: Path, plot_dir: Path,
+    spark: SparkSession, settings: Settings, plan: Plan, work_dir: Path, out: Path, plot_dir: Path,
     timings: list[tuple[str, float]], tables: list[Area], plot_files: list[tuple[str, str]],
 ) -> None:
     started = time.monotonic()
@@ -124,7 +125,7 @@ def _changelog(
 
 def _collector(settings: Settings, work_dir: Path, timings: list[tuple[str, float]], tables: list[Area]) -> None:
     try:
-        took, table = areas.timed(lambda: areas.collector_area(settings, work_dir))
+        took, table = timed(lambda: areas.collector_area(settings, work_dir))
     except Exception as error:
         traceback.print_exc()
         took, table = 0.0, Area("Collector", "baseline", error=f"{type(error).__name__}: {error}")

@@ -6,7 +6,7 @@ A step is a JVM call that runs SQL, writes a DataFrame or changes files (``STEP_
 models one at a time and the jobs are deterministic, so a step number names the same point of a run
 every time: a failing point can be replayed with ``faults --replay SCENARIO:STEP:DELAY_MS``.
 
-``python -m python_jobs.ops.fault_child [options] -- <python_jobs argv>`` (``--prep-samples`` instead of
+``python -m python_jobs.tools.faults.child [options] -- <python_jobs argv>`` (``--prep-samples`` instead of
 an argv generates and ingests the sample, as ``main`` does before its build).
 """
 
@@ -21,6 +21,20 @@ import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+
+from py4j import java_gateway
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+from python_jobs.cli import main as cli_main
+from python_jobs.ingest.lineage import ingest_lineage
+from python_jobs.ops.lock import writer_lock
+from python_jobs.progress import Reporter
+from python_jobs.settings import LAYERS, Settings, load_settings
+from python_jobs.spark import ensure_schemas, get_spark
+from python_jobs.tools.generate.sample import SampleSpec, generate_sample, sample_dir
+from python_jobs.warehouse.fingerprint import row_hashes, warehouse_fingerprint
+from python_jobs.warehouse.main_job import ingest_inputs
 
 # The generated sample's size in the chain: big enough for every part (failed runs, schema changes, CRM
 # churn, the registry), small enough that a build point costs a minute or two.
@@ -59,8 +73,6 @@ def kill_own_group() -> None:
 
 
 def install(counter: StepCounter) -> None:
-    from py4j import java_gateway
-
     original: Callable[..., Any] = java_gateway.JavaMember.__call__
 
     def counted(self: Any, *args: Any) -> Any:
@@ -73,32 +85,18 @@ def install(counter: StepCounter) -> None:
 
 def prep_samples() -> int:
     """The generated sample at a small size (what ``main`` ingests before its build), under the lock."""
-    from python_jobs.commands.main import ingest_sample, sample_dir
-    from python_jobs.generate.sample import SampleSpec, generate_sample
-    from python_jobs.ops.lock import writer_lock
-    from python_jobs.progress import Reporter
-    from python_jobs.settings import LAYERS, load_settings
-    from python_jobs.spark import ensure_schemas, get_spark
-
     settings = load_settings()
     with writer_lock(settings, "fault suite: ingest samples"):
         spark = get_spark(settings)
         ensure_schemas(spark, settings, LAYERS)
         manifest = generate_sample(SampleSpec(size=SAMPLE_SIZE), sample_dir(settings))
-        ingest_sample(spark, settings, manifest, Reporter())
+        ingest_inputs(spark, settings, manifest.inputs(), Reporter())
     return 0
 
 
 def ingest_landing(landing: Path, digest_out: Path) -> int:
     """The collector scenario's ingest: the landing folder's sealed files, then ``raw.lineage_events`` by
     event (its rows, distinct events and an order-independent digest of id and body) and the report."""
-    from pyspark.sql import functions as F
-
-    from python_jobs.ingest.lineage import ingest_lineage
-    from python_jobs.ops.lock import writer_lock
-    from python_jobs.settings import LAYERS, load_settings
-    from python_jobs.spark import ensure_schemas, get_spark
-
     settings = load_settings()
     with writer_lock(settings, "fault suite: ingest the landing folder"):
         spark = get_spark(settings)
@@ -118,10 +116,6 @@ def ingest_landing(landing: Path, digest_out: Path) -> int:
 
 
 def write_outputs(args: argparse.Namespace) -> None:
-    from python_jobs.commands.warehouse import row_hashes, warehouse_fingerprint
-    from python_jobs.settings import load_settings
-    from python_jobs.spark import get_spark
-
     settings = load_settings()
     spark = get_spark(settings)
     fingerprint = warehouse_fingerprint(spark, settings)
@@ -140,12 +134,10 @@ def differing_tables(reference: dict[str, Any], got: dict[str, Any]) -> list[str
     return [name for name in names if reference.get(name) != got.get(name)]
 
 
-def first_differences(spark: Any, settings: Any, reference_rows: Path | None, tables: Sequence[str]) -> dict:
+def first_differences(
+    spark: SparkSession, settings: Settings, reference_rows: Path | None, tables: Sequence[str]
+) -> dict:
     """Per differing table: row counts of both sides and the smallest key found on one side only."""
-    from pyspark.sql import functions as F
-
-    from python_jobs.commands.warehouse import row_hashes
-
     got = row_hashes(spark, settings, tables)
     ref = spark.read.parquet(str(reference_rows)).where(F.col("table").isin(list(tables)))
     missing = ref.exceptAll(got).withColumn("side", F.lit("missing after the crash"))
@@ -167,7 +159,7 @@ def first_differences(spark: Any, settings: Any, reference_rows: Path | None, ta
 
 
 def parse_args(argv: Sequence[str]) -> tuple[argparse.Namespace, list[str]]:
-    parser = argparse.ArgumentParser(prog="python -m python_jobs.ops.fault_child")
+    parser = argparse.ArgumentParser(prog="python -m python_jobs.tools.faults.child")
     parser.add_argument("--kill-at", type=int)
     parser.add_argument("--delay-ms", type=int, default=0)
     parser.add_argument("--steps-out", type=Path)
@@ -201,8 +193,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     elif args.ingest_landing:
         code = ingest_landing(args.ingest_landing, args.event_digest_out)
     else:
-        from python_jobs.cli import main as cli_main
-
         code = cli_main(command)
     if args.steps_out:
         args.steps_out.write_text(str(counter.steps))

@@ -25,8 +25,10 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from python_jobs.serve.landing import LandingLayout
-from python_jobs.serve.process import free_port, start_collector, stop_collector
+from python_jobs.landing import LandingLayout
+from python_jobs.lineage.event_validation import first_problem
+from python_jobs.ports import free_port
+from python_jobs.serve.process import start_collector, stop_collector
 
 CLIENTS = 4
 REQUEST_TIMEOUT_S = 10.0
@@ -113,8 +115,6 @@ def run_load(landing: Path, bodies: list[bytes], kill_after_acks: int | None, de
 
 def event_bodies(batch: Path) -> list[bytes]:
     """The valid events of a fault-suite batch, once each (the collector answers 400 to the bad lines)."""
-    from python_jobs.lineage.event_validation import first_problem
-
     seen: dict[str, bytes] = {}
     for path in sorted(batch.glob("*.ndjson")):
         for line in path.read_text().splitlines():

@@ -33,10 +33,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from python_jobs.settings import PROJECT_DIR
+from python_jobs.tools.faults.collector import (
+    check_landing,
+    compare_event_digests,
+    landed_lines,
+    prepare_landing,
+    run_load,
+)
+from python_jobs.tools.generate.lineage import SyntheticSpec
+from python_jobs.tools.generate.lineage import events as synthetic_events
 
 SIZES = {"small": 40, "medium": 400, "large": 4000}  # synthetic events per batch
 MAX_DELAY_MS = 1500
 LOCK_TAKEOVER_NOTE = "took over the lock left by"
+FAULT_CHILD = "python_jobs.tools.faults.child"  # run as a module in a process of its own (see Workspace.child)
 
 
 @dataclass(frozen=True)
@@ -104,9 +114,6 @@ class PointResult:
 def batch_files(events: int, seed: int) -> dict[str, str]:
     """A batch of four files: two clean ones (a clean staged file is moved into the table whole), one with
     a bad line, and one of duplicates (of events in the other files) and bad lines (rewritten without them)."""
-    from python_jobs.generate.lineage import SyntheticSpec
-    from python_jobs.generate.lineage import events as synthetic_events
-
     spec = SyntheticSpec(events=events, jobs=max(2, events // 8), seed=seed, base_columns=6)
     lines = [json.dumps(event, sort_keys=True) for event in synthetic_events(spec)]
     third = -(-len(lines) // 3)
@@ -138,7 +145,7 @@ def source_digest(batches: Path) -> str:
     for path in sorted(batches.rglob("*")):
         digest.update(path.name.encode())
         digest.update(path.read_bytes() if path.is_file() else b"")
-    suite_code = PROJECT_DIR / "python_jobs" / "ops"  # the suite's own code does not shape the warehouse
+    suite_code = Path(__file__).resolve().parent  # the suite's own code does not shape the warehouse
     for folder in ("python_jobs", "models", "macros", "seeds", "adapter", "samples"):
         for path in sorted((PROJECT_DIR / folder).rglob("*")):
             if path.is_file() and "__pycache__" not in path.parts and not path.is_relative_to(suite_code):
@@ -202,7 +209,7 @@ class Workspace:
         """Runs the fault child in its own session, so that it can SIGKILL its own process group."""
         self.logs().mkdir(parents=True, exist_ok=True)
         command_argv = list(argv) if argv and argv[0] == "--prep-samples" else ["--", *argv]
-        command = [sys.executable, "-m", "python_jobs.ops.fault_child", *options, *command_argv]
+        command = [sys.executable, "-m", FAULT_CHILD, *options, *command_argv]
         with open(self.logs() / f"{log_name}.out", "w") as out, open(self.logs() / f"{log_name}.err", "w") as err:
             proc = subprocess.run(command, cwd=PROJECT_DIR, env=self.env(), stdout=out, stderr=err,
                                   text=True, start_new_session=True, check=False)
@@ -299,9 +306,6 @@ def run_point(work: Workspace, step: Step, point: Point) -> PointResult:
 
 
 def collector_bodies(seed: int) -> list[bytes]:
-    from python_jobs.generate.lineage import SyntheticSpec
-    from python_jobs.generate.lineage import events as synthetic_events
-
     spec = SyntheticSpec(events=COLLECTOR_EVENTS, jobs=20, seed=seed + 2, base_columns=6)
     return [json.dumps(event, sort_keys=True).encode() for event in synthetic_events(spec)]
 
@@ -317,8 +321,6 @@ def collector_ingest(work: Workspace, landing: Path, digest_out: Path, log_name:
 
 def prepare_collector(work: Workspace, bodies: list[bytes], log: Callable[[str], None]) -> dict:
     """The uninterrupted load and its ingest: the reference digest (computed once per work folder)."""
-    from python_jobs.ops.collector_faults import prepare_landing, run_load
-
     ref = work.reference(COLLECTOR)
     digest_path = ref / "events.json"
     if digest_path.exists():
@@ -334,14 +336,6 @@ def prepare_collector(work: Workspace, bodies: list[bytes], log: Callable[[str],
 
 
 def run_collector_point(work: Workspace, bodies: list[bytes], reference: dict, point: Point) -> PointResult:
-    from python_jobs.ops.collector_faults import (
-        check_landing,
-        compare_event_digests,
-        landed_lines,
-        prepare_landing,
-        run_load,
-    )
-
     started = time.monotonic()
     label = point.label().replace(":", "_")
     landing = prepare_landing(work.root / "collector" / "landing")

@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
-from datetime import datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
-from python_jobs.generate import crm, pipelines, registry
+from python_jobs.settings import Settings
+from python_jobs.tools.generate import crm, pipelines, registry
+from python_jobs.warehouse.inputs import Inputs, SnapshotFile
 
 DEFAULT_SIZE = 2_000
 MIB = 1 << 20
@@ -67,16 +69,6 @@ class SampleSpec:
 
 
 @dataclass(frozen=True)
-class SnapshotFile:
-    dataset: str
-    path: Path
-    primary_key: tuple[str, ...]
-    snapshot_time: datetime
-    system_time: datetime
-    rows: int
-
-
-@dataclass(frozen=True)
 class LineageFacts:
     events: int  # distinct valid events
     lines: int  # events + duplicates + malformed
@@ -104,6 +96,19 @@ class SampleManifest:
     sd_invalid: int  # of which the validator must reject
     registry_schemas: tuple[str, ...]  # relative paths under registry_dir
 
+    @property
+    def file_count(self) -> int:
+        return len(self.lineage_files) + len(self.snapshots) + len(self.registry_schemas) + 1
+
+    def inputs(self, extra_lineage: Sequence[Path] = ()) -> Inputs:
+        """The sample as the main job's inputs (``extra_lineage``: more lineage files or folders, ingested
+        in the same batch)."""
+        return Inputs(
+            lineage=(self.root / "lineage", *extra_lineage), lineage_lines=self.lineage.lines,
+            snapshots=self.snapshots, registry_dir=self.registry_dir, events_file=self.events_file,
+            events=self.sd_events,
+        )
+
     def as_json(self) -> dict[str, object]:
         def relative(path: Path) -> str:
             return str(path.relative_to(self.root))
@@ -122,6 +127,11 @@ class SampleManifest:
                          "breaking": registry.BREAKING_VERSION},
             "sd_events": {"file": relative(self.events_file), "lines": self.sd_events, "invalid": self.sd_invalid},
         }
+
+
+def sample_dir(settings: Settings) -> Path:
+    """Where the ``main`` command writes the sample: ``LINEAGE_HOME/sample``."""
+    return settings.lineage_home / "sample"
 
 
 def write_lines(path: Path, lines: Iterable[str]) -> int:

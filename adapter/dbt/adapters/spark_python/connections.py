@@ -1,15 +1,16 @@
 """Credentials and connection manager: dbt-spark's, renamed, with a session cursor that configures the
-SparkSession once per connection."""
+SparkSession once per connection, and the ``before_write`` hook (see ``run_before_write_hooks``)."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
+from importlib.metadata import entry_points
 from typing import Any
 
 from dbt.adapters.contracts.connection import Connection, ConnectionState
 from dbt.adapters.spark import session as session_method
 from dbt.adapters.spark.connections import SparkConnectionManager, SparkConnectionMethod, SparkCredentials
+from dbt.flags import get_flags
 from dbt_common.exceptions import DbtRuntimeError
 from pyspark.sql import SparkSession
 from pyspark.sql.utils import AnalysisException
@@ -63,29 +64,30 @@ class SettingsOnceCursor(session_method.Cursor):
 
 # dbt commands that write the warehouse (``flags.WHICH``); docs, compile, ls, show, parse and test only read.
 WRITING_COMMANDS = frozenset({"build", "run", "seed", "snapshot", "run-operation", "clone", "retry"})
+# Entry-point group of the functions called before a writing command's first connection (see below).
+BEFORE_WRITE_GROUP = "dbt_spark_python.before_write"
 
 
-def hold_writer_lock_if_writing() -> None:
-    """Plain ``dbt build``: take the warehouse writer lock before the first connection starts Spark, and
-    keep it until the process exits. Within ``python -m python_jobs`` the lock is already held (re-entrant).
+def run_before_write_hooks() -> None:
+    """Before the first connection of a writing dbt command starts Spark, calls every function registered
+    under the entry-point group ``dbt_spark_python.before_write`` with the command (``"build"``, ...).
 
-    The lock lives in the project's ``python_jobs.ops.lock``; a busy lock fails the run before any model.
-    ``LINEAGE_LOCK_WAIT`` (seconds) makes plain dbt wait for it like ``--wait``.
+    A hook may block (e.g. wait for a lock) or raise to fail the run before any model; its error is
+    reported as a dbt runtime error. The adapter imports nothing of the project that installs it: the
+    lineage-warehouse project registers ``python_jobs.ops.cli_lock:hold_for_dbt``, which takes the warehouse
+    writer lock for the rest of the process (re-entrant: within ``python -m python_jobs`` it is already held).
+    With no hook installed, nothing happens.
     """
-    from dbt.flags import get_flags
-
     which = str(getattr(get_flags(), "WHICH", "") or "")
     if which not in WRITING_COMMANDS:
         return
-    from python_jobs.errors import UserFacingError
-    from python_jobs.ops.lock import hold_until_exit
-    from python_jobs.settings import load_settings
-
-    wait = os.environ.get("LINEAGE_LOCK_WAIT", "").strip()
-    try:
-        hold_until_exit(load_settings(), f"dbt {which}", float(wait) if wait else None)
-    except UserFacingError as error:
-        raise DbtRuntimeError(str(error)) from error
+    for hook in entry_points(group=BEFORE_WRITE_GROUP):
+        try:
+            hook.load()(which)
+        except DbtRuntimeError:
+            raise
+        except Exception as error:
+            raise DbtRuntimeError(str(error)) from error
 
 
 class SparkPythonConnectionManager(SparkConnectionManager):
@@ -94,7 +96,7 @@ class SparkPythonConnectionManager(SparkConnectionManager):
     @classmethod
     def open(cls, connection: Connection) -> Connection:
         if connection.state != ConnectionState.OPEN:
-            hold_writer_lock_if_writing()
+            run_before_write_hooks()
         opened = super().open(connection)
         wrapper = opened.handle
         if (

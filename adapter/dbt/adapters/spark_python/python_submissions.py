@@ -16,6 +16,7 @@ from typing import Any
 
 from dbt.adapters.base import PythonJobHelper
 from dbt_common.exceptions import DbtRuntimeError
+from pyspark.sql import SparkSession
 
 SESSION_METHOD = "session"
 
@@ -28,8 +29,6 @@ class SessionSubmissionResult:
 
 def active_spark_session() -> Any:
     """The SparkSession that the ``session`` connection method started (or a new one)."""
-    from pyspark.sql import SparkSession
-
     session = SparkSession.getActiveSession()
     if session is None:
         session = SparkSession.builder.enableHiveSupport().getOrCreate()

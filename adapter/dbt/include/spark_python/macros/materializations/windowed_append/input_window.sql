@@ -77,8 +77,15 @@
     {%- do run_query('drop temporary variable if exists ' ~ windowed_append_variable()) -%}
 {%- endmacro %}
 
-{% macro windowed_append_record(target, high) -%}
-    {%- do run_query('alter table ' ~ target ~ " set tblproperties ('lineage.input_through' = '" ~ high ~ "')") -%}
+{#- After the statement: where the next build starts (`lineage.input_through`), and the window this
+    build read (`lineage.input_window`, for whoever debugs or tests a build). -#}
+{% macro windowed_append_record(target, window) -%}
+    {%- set described = '(' ~ window.low ~ ', ' ~ window.high ~ ']' -%}
+    {%- if window.low_partition is not none -%}
+        {%- set described = described ~ ' partitions ' ~ window.low_partition ~ '..' ~ window.high_partition -%}
+    {%- endif -%}
+    {%- do run_query('alter table ' ~ target ~ " set tblproperties ('lineage.input_through' = '"
+        ~ window.high ~ "', 'lineage.input_window' = '" ~ described ~ "')") -%}
 {%- endmacro %}
 
 {#

@@ -53,7 +53,7 @@
             {%- endcall -%}
         {%- endif -%}
         {%- do windowed_append_unbind() -%}
-        {%- do windowed_append_record(target, window.high) -%}
+        {%- do windowed_append_record(target, window) -%}
     {%- else -%}
         {%- call noop_statement('main', 'nothing new in ' ~ spec['from'], 'SKIP') -%}{%- endcall -%}
     {%- endif -%}

@@ -1,0 +1,134 @@
+"""The one benchmark harness every ``bench <area>`` uses: timing, the machine's load, JVM probes, scratch
+warehouses and the figures table. ``bench all`` adds the Markdown report (``report``, ``environment``,
+``plots``) on top of the same pieces.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TypeVar
+
+from pyspark.sql import SparkSession
+
+from python_jobs.settings import LAYERS, Settings
+from python_jobs.spark import ensure_schemas
+
+T = TypeVar("T")
+
+
+# ---- timing and load ------------------------------------------------------------------------------------
+
+
+def timed(action: Callable[[], T]) -> tuple[float, T]:
+    """Wall seconds of ``action()`` and its result."""
+    started = time.monotonic()
+    result = action()
+    return time.monotonic() - started, result
+
+
+def load_average() -> str:
+    """The 1, 5 and 15 minute load averages: other work on the machine moves every figure."""
+    return " / ".join(f"{value:.2f}" for value in os.getloadavg())
+
+
+def percentile(values: Sequence[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
+
+
+def mib(value: float) -> str:
+    return f"{value / (1024 * 1024):,.1f} MiB"
+
+
+# ---- JVM probes (local mode: the executors are threads of the driver JVM) ----------------------------------
+
+
+def jvm_pid(spark: SparkSession) -> int:
+    return int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
+
+
+def jvm_cpu_seconds(spark: SparkSession) -> float:
+    """User + system CPU time of the JVM so far: on a shared machine the wall clock depends on the
+    load, the CPU time much less."""
+    fields = Path(f"/proc/{jvm_pid(spark)}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def peak_rss_bytes(pid: int) -> int:
+    """The process's resident-set high water mark (VmHWM), which only grows."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def process_bytes_read(pid: int) -> int:
+    """Bytes the process has read through read system calls (`rchar`), page cache hits included.
+    In local mode the executors are threads of the driver JVM, so the difference around one query
+    is what it read, whichever I/O path Parquet takes (Hadoop's own counters miss vectored reads)."""
+    for line in Path(f"/proc/{pid}/io").read_text().splitlines():
+        if line.startswith("rchar:"):
+            return int(line.split()[1])
+    return 0
+
+
+def reset_jvm_peaks(spark: SparkSession) -> None:
+    for pool in spark.sparkContext._jvm.java.lang.management.ManagementFactory.getMemoryPoolMXBeans():
+        pool.resetPeakUsage()
+
+
+def jvm_heap_peak(spark: SparkSession) -> int:
+    total = 0
+    for pool in spark.sparkContext._jvm.java.lang.management.ManagementFactory.getMemoryPoolMXBeans():
+        if str(pool.getType().name()) == "HEAP":
+            total += int(pool.getPeakUsage().getUsed())
+    return total
+
+
+# ---- scratch warehouses -----------------------------------------------------------------------------------
+
+
+def drop_warehouse(spark: SparkSession, scoped: Settings) -> None:
+    """Drops every layer's database of ``scoped`` (a benchmark's own schema prefix)."""
+    for layer in LAYERS:
+        spark.sql(f"drop database if exists {scoped.schema(layer)} cascade")
+
+
+def reset_warehouse(spark: SparkSession, scoped: Settings) -> Settings:
+    """An empty copy of every layer under ``scoped``'s prefix."""
+    drop_warehouse(spark, scoped)
+    ensure_schemas(spark, scoped, LAYERS)
+    return scoped
+
+
+# ---- the figures table ------------------------------------------------------------------------------------
+
+
+class Figures:
+    """A benchmark's table of figures: one row per ``add``, echoed as it comes (a long run shows progress),
+    rendered whole by ``table()``."""
+
+    def __init__(self, columns: Sequence[str] = ("part", "figure", "value"), echo: bool = True):
+        self.columns = tuple(columns)
+        self.echo = echo
+        self.rows: list[tuple[str, ...]] = []
+
+    def add(self, *cells: object) -> None:
+        if len(cells) != len(self.columns):
+            raise ValueError(f"{len(cells)} cells for the columns {self.columns}")
+        row = tuple(str(cell) for cell in cells)
+        self.rows.append(row)
+        if self.echo:
+            print("  " + " | ".join(row), flush=True)
+
+    def table(self) -> str:
+        widths = [max(len(row[i]) for row in [self.columns, *self.rows]) for i in range(len(self.columns))]
+
+        def render(cells: tuple[str, ...]) -> str:
+            return "| " + " | ".join(cell.ljust(width) for cell, width in zip(cells, widths, strict=True)) + " |"
+
+        rule = "|" + "|".join("-" * (width + 2) for width in widths) + "|"
+        return "\n".join([render(self.columns), rule, *(render(row) for row in self.rows)])

@@ -1,0 +1,52 @@
+"""What ``bench all --size N`` runs: the areas, the named sizes and what one size means for each area.
+Light on purpose: the CLI reads it to build ``bench all --help``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# "api" runs on the lineage area's largest warehouse, before it is dropped: it needs "lineage".
+ALL_AREAS = ("lineage", "api", "facets", "changelog", "registry", "collector")
+DEFAULT_SIZE = 1_000_000
+NAMED_SIZES = {"small": 20_000, "tiny": 2_000}
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What one ``--size`` means for each area: ``size`` events in the large lineage history."""
+
+    size: int
+
+    @property
+    def small_history(self) -> int:
+        return max(self.size // 10, 200)
+
+    @property
+    def increment(self) -> int:
+        return max(self.size // 100, 20)
+
+    @property
+    def facet_events(self) -> int:
+        return max(self.size // 10, 1_000)
+
+    @property
+    def facet_large_bytes(self) -> int:
+        return 2 * 1024 * 1024 if self.size >= 100_000 else 128 * 1024
+
+    @property
+    def changelog_rows(self) -> int:
+        return self.size
+
+    @property
+    def registry_events(self) -> int:
+        return max(self.size // 50, 100)
+
+
+def parse_bench_size(text: str) -> int:
+    """``--size`` of ``bench all``: a number of events (``1,000,000``, ``20_000``) or a named size."""
+    if text in NAMED_SIZES:
+        return NAMED_SIZES[text]
+    value = int(text.replace("_", "").replace(",", ""))
+    if value < 1_000:
+        raise ValueError("--size must be at least 1000 events (or small / tiny)")
+    return value
