@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -48,6 +49,8 @@ DBT_PROJECT = PROJECT_DIR / "dbt_project.yml"
 # The on-run-start hooks create tables from these sources: a copy of the project that keeps its
 # dbt_project.yml (and so the hooks) needs them too (``copy_source_contracts``).
 SOURCE_CONTRACT_FILES = (RAW_SOURCES, REGISTRY_SOURCES)
+# Every file a contract is read from: a cluster's executors get them inside python_jobs' zip (spark.py).
+CONTRACT_FILES = (*SOURCE_CONTRACT_FILES, DBT_PROJECT)
 
 _PRIMITIVES: dict[str, DataType] = {
     "string": StringType(),
@@ -129,7 +132,17 @@ def _parse_struct(tokens: list[str], at: int, text: str) -> tuple[StructType, in
 
 @cache
 def _yaml(path: Path) -> dict[str, Any]:
-    return yaml.safe_load(path.read_text(encoding="utf-8"))
+    return yaml.safe_load(_contract_text(path))
+
+
+def _contract_text(path: Path) -> str:
+    # On a cluster's executors python_jobs is imported from the zip that spark.ship_python_jobs sends, so
+    # PROJECT_DIR is that zip and the contract files are members of it.
+    for archive in path.parents:
+        if archive.is_file() and zipfile.is_zipfile(archive):
+            with zipfile.ZipFile(archive) as zipped:
+                return zipped.read(path.relative_to(archive).as_posix()).decode("utf-8")
+    return path.read_text(encoding="utf-8")
 
 
 def source_table(sources_file: Path, source: str, table: str) -> SourceTable:

@@ -8,7 +8,7 @@ checks, and one Derby metastore owner.
 from __future__ import annotations
 
 import os
-import shutil
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +16,8 @@ import jinja2
 import yaml
 from pyspark.sql import SparkSession
 
-from python_jobs.settings import Settings
+from python_jobs.contracts import CONTRACT_FILES
+from python_jobs.settings import PROJECT_DIR, Settings
 
 PROFILE_NAME = "lineage_warehouse"
 
@@ -63,12 +64,16 @@ def get_spark(settings: Settings, target: str | None = None) -> SparkSession:
 
 
 def ship_python_jobs(spark: SparkSession, settings: Settings) -> None:
-    """Executors on a cluster must import python_jobs for UDFs defined in it; send them a zip."""
-    archive_base = settings.lineage_home / "python_jobs_dist"
-    archive = shutil.make_archive(
-        str(archive_base), "zip", root_dir=settings.project_dir, base_dir="python_jobs"
-    )
-    spark.sparkContext.addPyFile(archive)
+    """Executors on a cluster must import python_jobs for UDFs defined in it; send them a zip, with the
+    contract files its modules read on import (``contracts.CONTRACT_FILES``) at their project paths."""
+    archive = settings.lineage_home / "python_jobs_dist.zip"
+    package = settings.project_dir / "python_jobs"
+    members = [path for path in sorted(package.rglob("*")) if path.is_file() and "__pycache__" not in path.parts]
+    members += [settings.project_dir / path.relative_to(PROJECT_DIR) for path in CONTRACT_FILES]
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zipped:
+        for path in members:
+            zipped.write(path, path.relative_to(settings.project_dir).as_posix())
+    spark.sparkContext.addPyFile(str(archive))
 
 
 def ensure_schemas(spark: SparkSession, settings: Settings, layers: tuple[str, ...]) -> None:
