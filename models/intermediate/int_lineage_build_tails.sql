@@ -10,7 +10,7 @@
   recomputed everything from its tail start, so it is the build's row with the highest key (its
   carried row when the tail holds no version). While no later build touched the dataset it is
   still the last live version, which is what the next build carries when its new events all come
-  after the dataset's history (lineage_prepare_tails).
+  after the dataset's history (lineage_prepare_version_tails).
 -#}
 
 select

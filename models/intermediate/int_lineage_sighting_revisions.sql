@@ -1,5 +1,6 @@
-{{ config(materialized='incremental', incremental_strategy='append',
-    post_hook="{{ lineage_record_input_through() }}") }}
+{{ config(materialized='windowed_append',
+    input_window={'from': 'int_lineage_version_revisions', 'column': 'build_seq', 'own_column': 'build_seq',
+        'each_position': true, 'prepare': 'lineage_prepare_sighting_bound'}) }}
 
 {#
   Every sighting of a dataset that is not a run's output (an input, a DatasetEvent, a JobEvent's
@@ -8,19 +9,9 @@
   same dataset sorts first: it read the previous version). A sighting before any output belongs
   to the dataset's input version (run_uuid null). Written as revisions: only the sightings in the
   tails that int_lineage_version_revisions recomputed in this build, matched to that build's versions
-  (its carried rows are the versions current at each tail start).
+  (its carried rows are the versions current at each tail start). One statement per build of
+  the versions (each_position).
 #}
-{%- set window = lineage_input_window(ref('int_lineage_version_revisions'), 'build_seq', own_column='build_seq') %}
-{{ lineage_input_marker(window) }}
--- noqa: disable=LT02
-{#- (sqlfluff indents the loop's tags and the set block's body as if they were SQL.)
-    One statement per build of the versions; the window holds more than one only after a run
-    stopped between the versions and this model (lineage_build_windows). #}
-{%- for build in lineage_build_windows(window, ref('int_lineage_version_revisions')) %}
-{%- set build_seq = build.high -%}
-{%- set built_seq = build.low -%}
-{%- set time_bound = lineage_build_time_bound(build) -%}
-{%- set build_select %}
 with build_versions as (
     select
         dataset_uuid,
@@ -29,7 +20,7 @@ with build_versions as (
         timeline_key,
         tail_from
     from {{ ref('int_lineage_version_revisions') }}
-    where build_seq = {{ build_seq }} and build_seq > {{ built_seq }}
+    where {{ in_input_window() }}
 ),
 
 tails as (
@@ -56,9 +47,9 @@ sightings as (
     inner join tails
         on observations.dataset_uuid = tails.dataset_uuid
     where
-        observations.event_time >= {{ time_bound }}
+        observations.event_time >= {{ input_window_value('time_bound', "timestamp'0001-01-01 00:00:00'") }}
         -- what the versions of this build were computed from
-        and observations.ingest_seq <= {{ build_seq }}
+        and observations.ingest_seq <= {{ input_window_high() }}
         and not {{ lineage_is_output('observations.io_type', 'observations.event_kind') }}
         and {{ lineage_timeline_key('observations.event_time', 'observations.ingest_seq', '0') }} >= tails.tail_from
 ),
@@ -131,9 +122,6 @@ select
     ) as dataset_version_uuid,
     output_version_uuid is null as is_input_version,
     timeline_key,
-    {{ build_seq }} as build_seq
+    {{ input_window_high() }} as build_seq
 from timeline_matched
 where is_sighting
-{%- endset %}
-{{ lineage_build_statement(build_select, loop.last) }}
-{%- endfor %}

@@ -1,5 +1,6 @@
-{{ config(materialized='incremental', incremental_strategy='append',
-    post_hook=["{{ lineage_record_input_through() }}", "{{ lineage_drop_scratch_tables(['tail_candidates', 'earliest_changes', 'build_tails', 'live_versions']) }}"]) }}
+{{ config(materialized='windowed_append',
+    input_window={'from': 'int_lineage_dataset_observations', 'column': 'ingest_seq', 'own_column': 'build_seq',
+        'prepare': 'lineage_prepare_version_tails'}) }}
 
 {#
   Dataset versions, written as revisions: a build recomputes, for each dataset with new
@@ -12,15 +13,25 @@
   recomputes further back. `int_lineage_tail_ranges` says which revision of a timeline position
   is live.
 #}
-{%- set window = lineage_input_window(ref('int_lineage_dataset_observations'), 'ingest_seq', own_column='build_seq') -%}
-{%- set build_seq = window.high -%}
-{%- set built_seq = window.low %}
-{{ lineage_input_marker(window) }}
+-- noqa: disable=LT02
+{#- (sqlfluff indents the if and for blocks' bodies below as if their tags were SQL.)
+    On a build that appends, the prepare step finds the tails and the live versions they read
+    (lineage_prepare_version_tails); a first build recomputes every dataset from its start. #}
+with
+{%- if appends_to_existing() %}
+{{ lineage_scratch_cte('tails', ['dataset_uuid', 'tail_from', 'carried_version_uuid']) }},
 
-{%- set prepared = lineage_prepare_tails(window) -%}
-{%- set time_bound = prepared.time_bound -%}
-
-with {{ lineage_tail_ctes(window, prepared) }},
+{{ lineage_scratch_cte('live_versions', lineage_version_columns()) }},
+{%- else %}
+tails as (
+    select distinct
+        dataset_uuid,
+        {{ lineage_timeline_start() }} as tail_from,
+        cast(null as string) as carried_version_uuid
+    from {{ ref('int_lineage_dataset_observations') }}
+    where {{ in_input_window() }}
+),
+{%- endif %}
 
 dataset_observations as (
     select
@@ -42,7 +53,7 @@ dataset_observations as (
     inner join tails
         on observations.dataset_uuid = tails.dataset_uuid
     where
-        observations.event_time >= {{ time_bound }}
+        observations.event_time >= {{ input_window_value('time_bound', "timestamp'0001-01-01 00:00:00'") }}
         and tails.tail_from <= {{ lineage_timeline_key('observations.event_time', 'observations.ingest_seq',
             'if(' ~ lineage_is_output('observations.io_type', 'observations.event_kind') ~ ', 1, 0)') }}
 ),
@@ -72,7 +83,7 @@ output_versions as (
         ) as own_schema_uuid,
         min(dataset_observations.tail_from) as tail_from
     from dataset_observations
-    {%- if is_incremental() %}
+    {%- if appends_to_existing() %}
         left anti join live_versions
             on
                 dataset_observations.dataset_uuid = live_versions.dataset_uuid
@@ -141,7 +152,7 @@ input_versions as (
             or dataset_observations.timeline_key < first_outputs.first_output_key
         )
     group by dataset_observations.dataset_uuid
-){%- if is_incremental() %},
+){%- if appends_to_existing() %},
 
 carried_versions as (
     select
@@ -154,49 +165,18 @@ carried_versions as (
         on tails.carried_version_uuid = live_versions.dataset_version_uuid
 ){%- endif %}
 
+{#- The recomputed versions, then the carried ones: one column list for every branch. -#}
+{%- set parts = [('tail_output_versions', 'false'), ('input_versions', 'false')] %}
+{%- if appends_to_existing() %}{% do parts.append(('carried_versions', 'true')) %}{% endif %}
+{%- for relation, is_carried in parts %}
 select
-    dataset_version_uuid,
-    dataset_uuid,
-    namespace_name,
-    dataset_name,
-    run_uuid,
-    created_at,
-    first_ingest_seq,
-    own_schema_uuid,
-    timeline_key,
-    tail_from,
-    false as is_carried,
-    {{ build_seq }} as build_seq
-from tail_output_versions
+    {%- for column in lineage_version_columns() + ['tail_from'] %}
+    {{ column }},
+    {%- endfor %}
+    {{ is_carried }} as is_carried,
+    {{ input_window_high() }} as build_seq
+from {{ relation }}
+{%- if not loop.last %}
 union all
-select
-    dataset_version_uuid,
-    dataset_uuid,
-    namespace_name,
-    dataset_name,
-    run_uuid,
-    created_at,
-    first_ingest_seq,
-    own_schema_uuid,
-    timeline_key,
-    tail_from,
-    false as is_carried,
-    {{ build_seq }} as build_seq
-from input_versions
-{%- if is_incremental() %}
-union all
-select
-    dataset_version_uuid,
-    dataset_uuid,
-    namespace_name,
-    dataset_name,
-    run_uuid,
-    created_at,
-    first_ingest_seq,
-    own_schema_uuid,
-    timeline_key,
-    tail_from,
-    true as is_carried,
-    {{ build_seq }} as build_seq
-from carried_versions
 {%- endif %}
+{%- endfor %}

@@ -1,7 +1,7 @@
 -- depends_on: {{ ref('int_lineage_tail_ranges') }}
-{{ config(materialized='incremental', incremental_strategy='append',
-    post_hook=["{{ lineage_record_input_through() }}",
-        "{{ lineage_drop_scratch_tables(['base_schemas', 'differing_sightings']) }}"]) }}
+{{ config(materialized='windowed_append',
+    input_window={'from': 'int_lineage_version_revisions', 'column': 'build_seq', 'own_column': 'build_seq',
+        'each_position': true, 'prepare': 'lineage_prepare_version_schemas'}) }}
 
 {#
   Which schema versions each dataset version points at. A version starts at its own field set
@@ -13,159 +13,15 @@
   build get their whole chain again; the carried version (current at the tail start) keeps its
   pointers before the tail and continues from the field set it pointed at there.
 #}
-{%- set window = lineage_input_window(ref('int_lineage_version_revisions'), 'build_seq', own_column='build_seq') %}
-{{ lineage_input_marker(window) }}
+{#- One statement per build of the versions (each_position): a build continues the pointers the
+    earlier ones wrote. base_schemas and differing_sightings are read several times; the prepare
+    step stores them (lineage_version_schema_steps). -#}
+with {{ lineage_version_schema_source_ctes() }},
 
--- noqa: disable=LT02
-{#- One statement per build of the versions: a build continues the pointers the earlier ones
-    wrote (lineage_build_windows). -#}
-{%- for build in lineage_build_windows(window, ref('int_lineage_version_revisions')) %}
-{%- set build_seq = build.high -%}
-{%- set built_seq = build.low -%}
-{#- (sqlfluff places the CTE texts of the set blocks below as if they were inside the `with`.)
-    The CTEs every later step reads; the two below are small (one build's versions and
-    sightings) but each is referenced several times, and Spark inlines a CTE at every reference,
-    so once the input window holds anything they are written to scratch tables first. -#}
-{%- set source_ctes -%}
-all_versions as (
-    select
-        dataset_version_uuid,
-        dataset_uuid,
-        namespace_name,
-        dataset_name,
-        run_uuid,
-        created_at,
-        first_ingest_seq,
-        own_schema_uuid,
-        timeline_key,
-        tail_from,
-        is_carried
-    from {{ ref('int_lineage_version_revisions') }}
-    where build_seq = {{ build_seq }} and build_seq > {{ built_seq }}
-),
+{{ lineage_scratch_cte('base_schemas', lineage_version_schema_base_columns(), lineage_version_schema_base_ctes()) }},
 
-build_sightings as (
-    select
-        dataset_version_uuid,
-        sighted_at as at_time,
-        sighted_at_seq as at_seq,
-        observed_schema_uuid
-    from {{ ref('int_lineage_sighting_revisions') }}
-    where build_seq = {{ build_seq }} and build_seq > {{ built_seq }}
-),
-
-schema_tokens as (
-    select
-        observed_schemas.observed_schema_uuid,
-        field.name as field_name,
-        field.type as field_type
-    from {{ ref('int_lineage_observed_schemas') }} as observed_schemas
-        lateral view explode(observed_schemas.fields) exploded as field
-)
-{%- endset -%}
-
-{%- set base_schemas_ctes -%}
-{%- if is_incremental() %}
-
-carried_versions as (
-    select
-        dataset_version_uuid,
-        tail_from
-    from all_versions
-    where is_carried
-),
-
--- The carried version's pointers before the tail, live as of this build: the latest one holds
--- the field set the continuation starts from. At most one carried version per dataset, so it is
--- broadcast rather than shuffling the pointer history.
-carried_pointer_revisions as (
-    select /*+ broadcast(carried_versions) */
-        revisions.dataset_version_uuid,
-        revisions.dataset_uuid,
-        revisions.dataset_schema_version_uuid,
-        revisions.is_empty_schema,
-        revisions.merged_fields,
-        revisions.pointer_timeline_key,
-        revisions.build_seq
-    from {{ this }} as revisions
-    inner join carried_versions
-        on revisions.dataset_version_uuid = carried_versions.dataset_version_uuid
-    where revisions.pointer_timeline_key < carried_versions.tail_from
-),
-
-carried_base_pointers as (
-    select
-        carried_pointer_revisions.dataset_version_uuid,
-        max_by(
-            struct(
-                carried_pointer_revisions.dataset_schema_version_uuid,
-                carried_pointer_revisions.is_empty_schema,
-                carried_pointer_revisions.merged_fields
-            ),
-            carried_pointer_revisions.pointer_timeline_key
-        ) as base
-    from carried_pointer_revisions
-    inner join {{ ref('int_lineage_tail_ranges') }} as tail_ranges
-        on
-            carried_pointer_revisions.dataset_uuid = tail_ranges.dataset_uuid
-            and carried_pointer_revisions.build_seq = tail_ranges.build_seq
-    where
-        tail_ranges.superseded_from is null
-        or carried_pointer_revisions.pointer_timeline_key < tail_ranges.superseded_from
-    group by carried_pointer_revisions.dataset_version_uuid
-),
-{%- endif %}
-
--- The schema each version's merges start from: a recomputed version's own one, the carried
--- version's schema at the tail start.
-base_schemas as (
-    select
-        dataset_version_uuid,
-        own_schema_uuid as base_schema_uuid,
-        cast(null as array<struct<name: string, type: string>>) as base_merged_fields
-    from all_versions
-    where not is_carried
-    {%- if is_incremental() %}
-    union all
-    select
-        dataset_version_uuid,
-        if(base.is_empty_schema, null, base.dataset_schema_version_uuid) as base_schema_uuid,
-        base.merged_fields as base_merged_fields
-    from carried_base_pointers
-    {%- endif %}
-)
-{%- endset -%}
-
-{%- set differing_sightings_cte -%}
--- Sightings whose field set differs from the version's base: only these can add fields.
-differing_sightings as (
-    select
-        build_sightings.dataset_version_uuid,
-        build_sightings.at_time,
-        build_sightings.at_seq,
-        build_sightings.observed_schema_uuid
-    from build_sightings
-    inner join base_schemas
-        on build_sightings.dataset_version_uuid = base_schemas.dataset_version_uuid
-    where
-        build_sightings.observed_schema_uuid is not null
-        and build_sightings.observed_schema_uuid != coalesce(base_schemas.base_schema_uuid, '')
-)
-{%- endset -%}
-
-{%- set scratch = lineage_scratch_ctes(build, source_ctes, [
-    {'name': 'base_schemas', 'ctes': base_schemas_ctes,
-        'columns': ['dataset_version_uuid', 'base_schema_uuid', 'base_merged_fields']},
-    {'name': 'differing_sightings', 'ctes': differing_sightings_cte,
-        'columns': ['dataset_version_uuid', 'at_time', 'at_seq', 'observed_schema_uuid']},
-]) %}
-
-{%- set build_select %}
-with {{ source_ctes }},
-
-{{ scratch.base_schemas }},
-
-{{ scratch.differing_sightings }},
+{{ lineage_scratch_cte('differing_sightings', lineage_version_schema_differing_columns(),
+    lineage_version_schema_differing_cte()) }},
 
 base_tokens as (
     select distinct
@@ -336,8 +192,5 @@ select
     pointed_at,
     pointed_at_seq,
     pointer_timeline_key,
-    {{ build_seq }} as build_seq
+    {{ input_window_high() }} as build_seq
 from pointers
-{%- endset %}
-{{ lineage_build_statement(build_select, loop.last) }}
-{%- endfor %}

@@ -19,14 +19,13 @@ A block holds at most ``INGEST_BLOCK_EVENTS`` events, however many runs wrote th
 
 from __future__ import annotations
 
-from python_jobs.contracts import RAW_SOURCES, source_table
+from python_jobs.contracts import RAW_SOURCES, project_var, source_table
 
 _RAW = source_table(RAW_SOURCES, "raw", "lineage_events")
 RAW_LINEAGE_EVENTS = _RAW.schema
 (RAW_PARTITION_COLUMN,) = _RAW.partition_by
-# 2^16: a 1% increment of a million events reads one or two blocks. The dbt macro
-# lineage_ingest_block_events returns the same number (a test compares them).
-INGEST_BLOCK_EVENTS = 65536
+# The dbt var lineage_ingest_block_events, which the models read too.
+INGEST_BLOCK_EVENTS: int = int(project_var("lineage_ingest_block_events"))
 
 # With ``rejection_id``, the deterministic id that keeps re-ingested bad records out.
 RAW_LINEAGE_EVENTS_REJECTED = source_table(RAW_SOURCES, "audit", "lineage_events_rejected").schema

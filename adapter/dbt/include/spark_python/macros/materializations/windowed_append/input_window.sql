@@ -30,20 +30,57 @@
 {% macro windowed_append_window(spec, target, full_build) -%}
     {%- set low = -1 if full_build else windowed_append_low(spec, target) -%}
     {%- set partition = spec.get('partition') -%}
-    {%- set upstream = ref(spec['from']) -%}
     {%- set query -%}
-        select coalesce(max({{ spec['column'] }}), -1) from {{ upstream }}
+        select coalesce(max({{ spec['column'] }}), -1) from {{ ref(spec['from']) }}
         where {{ spec['column'] }} > {{ low }}
         {%- if partition %} and {{ partition['column'] }} >= {{ (low + 1) // partition['rows'] }}{% endif %}
     {%- endset -%}
     {%- set found = run_query(query).columns[0].values()[0] | int -%}
-    {%- set high = [found, low] | max -%}
+    {{ return(windowed_append_span(spec, low, [found, low] | max)) }}
+{%- endmacro %}
+
+{#- The window (low, high] with the partitions it spans. -#}
+{% macro windowed_append_span(spec, low, high) -%}
+    {%- set partition = spec.get('partition') -%}
     {{ return({
         'low': low,
         'high': high,
         'low_partition': (low + 1) // partition['rows'] if partition else none,
         'high_partition': high // partition['rows'] if partition else none,
     }) }}
+{%- endmacro %}
+
+{#
+  The windows this build runs one statement each for, oldest first: none when nothing is new (a
+  full build still runs one, which creates the table); the whole window; or, with each_position,
+  one per upstream position in it. A full build over more than one position stops: the model's
+  query is compiled once, for a first build, and a later position needs its incremental form.
+#}
+{% macro windowed_append_steps(spec, window, full_build) -%}
+    {%- if window.high <= window.low -%}
+        {{ return([window] if full_build else []) }}
+    {%- endif -%}
+    {%- if not spec.get('each_position') -%}
+        {{ return([window]) }}
+    {%- endif -%}
+    {%- set query -%}
+        select distinct {{ spec['column'] }} from {{ ref(spec['from']) }}
+        where {{ spec['column'] }} > {{ window.low }} and {{ spec['column'] }} <= {{ window.high }}
+        order by 1
+    {%- endset -%}
+    {%- set positions = run_query(query).columns[0].values() | map('int') | list -%}
+    {%- if full_build and positions | length > 1 -%}
+        {{ exceptions.raise_compiler_error(
+            this ~ ' is built from scratch but ' ~ ref(spec['from']) ~ ' holds ' ~ positions | length
+            ~ ' positions it continues one by one: full-refresh them together (see docs/DEVELOPING.md).') }}
+    {%- endif -%}
+    {%- set steps = [] -%}
+    {%- set low = namespace(value=window.low) -%}
+    {%- for position in positions -%}
+        {%- do steps.append(windowed_append_span(spec, low.value, position)) -%}
+        {%- set low.value = position -%}
+    {%- endfor -%}
+    {{ return(steps) }}
 {%- endmacro %}
 
 {#
@@ -64,13 +101,64 @@
     {{ return(low) }}
 {%- endmacro %}
 
-{% macro windowed_append_bind(window) -%}
+{#- Binds the window, and the prepare step's `values` (SQL literals), as the model's session variable. -#}
+{% macro windowed_append_bind(window, values) -%}
     {%- set fields = [] -%}
     {%- for name in ['low', 'high', 'low_partition', 'high_partition'] -%}
         {%- do fields.append("'" ~ name ~ "', cast(" ~ (-1 if window[name] is none else window[name]) ~ ' as bigint)') -%}
     {%- endfor -%}
+    {%- for name, value in values.items() -%}
+        {%- do fields.append("'" ~ name ~ "', " ~ value) -%}
+    {%- endfor -%}
     {%- do run_query('declare or replace variable ' ~ windowed_append_variable()
         ~ ' default named_struct(' ~ fields | join(', ') ~ ')') -%}
+{%- endmacro %}
+
+{#- Runs the model's prepare macro (input_window.prepare) for one statement: {values, scratch}. -#}
+{% macro windowed_append_prepare(spec, window) -%}
+    {%- set prepared = {'values': {}, 'scratch': []} -%}
+    {%- if spec.get('prepare') -%}
+        {%- if spec['prepare'] not in context -%}
+            {{ exceptions.raise_compiler_error('input_window.prepare names no macro: ' ~ spec['prepare']) }}
+        {%- endif -%}
+        {%- do prepared.update(context[spec['prepare']](window) or {}) -%}
+    {%- endif -%}
+    {{ return(prepared) }}
+{%- endmacro %}
+
+{#
+  For a prepare macro: makes the scratch relation `name` that the model's statement reads through
+  input_window_scratch(name), from `query`. Stored (the default), the rows are written once to a
+  Parquet table next to the model: Spark inlines a view or CTE at every reference, and does not
+  match a cached view defined with a CTE (SPARK-46741), so a relation read several times is
+  computed once only when stored. Not stored, it is a temporary view. Returns the relation's name.
+#}
+{% macro windowed_append_scratch(name, query, stored=true) -%}
+    {%- set view = windowed_append_scratch_view(name) -%}
+    {%- if stored -%}
+        {%- set table = windowed_append_scratch_table(name) -%}
+        {%- do run_query('drop table if exists ' ~ table) -%}
+        {%- do run_query('create table ' ~ table ~ ' using parquet as ' ~ query) -%}
+        {%- do run_query('create or replace temporary view ' ~ view ~ ' as select * from ' ~ table) -%}
+    {%- else -%}
+        {%- do run_query('create or replace temporary view ' ~ view ~ ' as ' ~ query) -%}
+    {%- endif -%}
+    {{ return(view) }}
+{%- endmacro %}
+
+{% macro windowed_append_scratch_table(name) -%}
+    {{ return(this.schema ~ '.' ~ this.identifier ~ '__' ~ name) }}
+{%- endmacro %}
+
+{% macro windowed_append_scratch_view(name) -%}
+    {{ return('`windowed_append__' ~ this.schema ~ '__' ~ this.identifier ~ '__' ~ name ~ '`') }}
+{%- endmacro %}
+
+{% macro windowed_append_drop_scratch(names) -%}
+    {%- for name in names -%}
+        {%- do run_query('drop view if exists ' ~ windowed_append_scratch_view(name)) -%}
+        {%- do run_query('drop table if exists ' ~ windowed_append_scratch_table(name)) -%}
+    {%- endfor -%}
 {%- endmacro %}
 
 {% macro windowed_append_unbind() -%}
@@ -153,10 +241,21 @@
     {{ return(condition) }}
 {%- endmacro %}
 
-{#- True when this build appends to the model's existing table, false on a full build: what
+{#- A value the prepare step bound (`name`), or `fallback` (SQL) when dbt only compiles. -#}
+{% macro input_window_value(name, fallback) -%}
+    {{ return(windowed_append_variable() ~ '.' ~ name if windowed_append_binds() else fallback) }}
+{%- endmacro %}
+
+{#- The scratch relation `name` that the prepare step made (windowed_append_scratch). -#}
+{% macro input_window_scratch(name) -%}
+    {{ return(windowed_append_scratch_view(name)) }}
+{%- endmacro %}
+
+{#- True when this build appends to the model's existing table, false on a full build and when dbt
+    only compiles (the compiled SQL then shows a first build over the whole history): what
     is_incremental() says for dbt's incremental materialization. -#}
 {% macro appends_to_existing() -%}
-    {%- if not execute or config.get('materialized') != 'windowed_append' -%}
+    {%- if not windowed_append_binds() -%}
         {{ return(false) }}
     {%- endif -%}
     {{ return(load_cached_relation(this) is not none and not should_full_refresh()) }}

@@ -19,9 +19,24 @@
   a session variable into a literal before planning, so file and partition pruning still apply.
   When dbt compiles without running (compile, docs, sqlfluff) they stand for the whole history.
 
+  Two options serve models that continue their own earlier builds:
+
+  each_position  one statement per upstream position in W, oldest first, recording after each:
+                 W_i = (p_{i-1}, p_i]. A model whose build b continues what its build b-1 wrote
+                 (the revision models downstream of int_lineage_version_revisions) cannot take two
+                 upstream builds in one statement; W holds more than one only after a dbt run
+                 stopped between the upstream and this model.
+  prepare        a macro name, called with the window once the variable is bound and before the
+                 statement: it may write scratch relations the statement reads
+                 (windowed_append_scratch) and return {'values': {name: SQL literal},
+                 'scratch': [names]}. The values join the session variable
+                 (input_window_value(name)); the scratch relations are dropped after the statement.
+                 Only `dbt run`/`build` get here, so `dbt compile` never writes.
+
   Config: input_window = {'from': model name, 'column': upstream position column,
   'own_column': optional, 'partition': optional {'column': upstream partition column,
-  'rows': positions per partition}}. on_schema_change: ignore (default), append_new_columns, fail.
+  'rows': positions per partition}, 'each_position': optional bool, 'prepare': optional macro
+  name}. on_schema_change: ignore (default), append_new_columns, fail.
 #}
 {% materialization windowed_append, adapter='spark' %}
     {%- set spec = windowed_append_spec() -%}
@@ -36,10 +51,15 @@
         {%- do adapter.drop_relation(existing) -%}
     {%- endif -%}
     {%- set window = windowed_append_window(spec, target, full_build) -%}
+    {%- set steps = windowed_append_steps(spec, window, full_build) -%}
 
-    {%- if full_build or window.high > window.low -%}
-        {%- do windowed_append_bind(window) -%}
-        {%- if full_build -%}
+    {%- for step in steps -%}
+        {%- do windowed_append_bind(step, {}) -%}
+        {%- set prepared = windowed_append_prepare(spec, step) -%}
+        {%- if prepared['values'] -%}
+            {%- do windowed_append_bind(step, prepared['values']) -%}
+        {%- endif -%}
+        {%- if full_build and loop.first -%}
             {%- call statement('main') -%}
                 {{ create_table_as(False, target, sql) }}
             {%- endcall -%}
@@ -53,10 +73,11 @@
             {%- endcall -%}
         {%- endif -%}
         {%- do windowed_append_unbind() -%}
-        {%- do windowed_append_record(target, window) -%}
+        {%- do windowed_append_record(target, step) -%}
+        {%- do windowed_append_drop_scratch(prepared['scratch']) -%}
     {%- else -%}
         {%- call noop_statement('main', 'nothing new in ' ~ spec['from'], 'SKIP') -%}{%- endcall -%}
-    {%- endif -%}
+    {%- endfor -%}
 
     {{ run_hooks(post_hooks) }}
     {%- do apply_grants(target, grant_config, should_revoke(existing, full_build)) -%}

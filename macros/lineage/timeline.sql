@@ -1,41 +1,18 @@
 {#
-  An integer computed by a query over `relation` at build time, inlined into the model's SQL as a
-  literal. Spark pushes a literal filter into the Parquet scan (file and row-group pruning on
-  min/max), which a scalar subquery does not get. `fallback_sql` is used when dbt only parses,
-  or compiles without the relation (sqlfluff's templater, `dbt compile` on an empty warehouse).
-#}
-{% macro lineage_scalar(query, fallback_sql, relation) -%}
-    {%- if not execute or not lineage_relation_exists(relation) -%}
-        {{ return(fallback_sql) }}
-    {%- endif -%}
-    {%- set value = run_query(query).columns[0].values()[0] -%}
-    {{ return(-1 if value is none else value | int) }}
-{%- endmacro %}
-
-{#- True when `relation` exists in the warehouse. -#}
-{% macro lineage_relation_exists(relation) -%}
-    {%- set found = adapter.get_relation(
-        database=relation.database, schema=relation.schema, identifier=relation.identifier
-    ) -%}
-    {{ return(found is not none) }}
-{%- endmacro %}
-
-{#- The highest value of `column` already in the model's own table; -1 when it is empty or on a full build. -#}
-{% macro lineage_watermark(column='ingest_seq') -%}
-    {%- if not is_incremental() -%}
-        {{ return(-1) }}
-    {%- endif -%}
-    {%- set query = 'select coalesce(max(' ~ column ~ '), -1) from ' ~ this -%}
-    {{ return(lineage_scalar(query, '(' ~ query ~ ')', this)) }}
-{%- endmacro %}
-
-{#
   Position of a row on a dataset's timeline: event time, then ingest_seq, then kind (0 for a
   sighting, 1 for an output version, so that a run reading the dataset it writes reads the
   previous version). Structs compare field by field.
 #}
 {% macro lineage_timeline_key(time_expr, seq_expr, kind_expr) -%}
     named_struct('at_time', {{ time_expr }}, 'at_seq', cast({{ seq_expr }} as bigint), 'kind', {{ kind_expr }})
+{%- endmacro %}
+
+{#- The columns of a dataset version revision that describe the version itself. -#}
+{% macro lineage_version_columns() -%}
+    {{ return([
+        'dataset_version_uuid', 'dataset_uuid', 'namespace_name', 'dataset_name', 'run_uuid', 'created_at',
+        'first_ingest_seq', 'own_schema_uuid', 'timeline_key',
+    ]) }}
 {%- endmacro %}
 
 {#- A timeline key before every real one: "recompute the dataset from its beginning". -#}
