@@ -51,3 +51,16 @@ ensure_venv() {
   fi
   export PATH="$VENV_DIR/bin:$PATH"
 }
+
+# Installs the Debian packages named (the ones missing; see bin/test) with one apt-get run, when we are root
+# and apt-get exists; otherwise says what to install. Tests that need a package fail without it.
+install_debian_packages() {
+  [ "$#" -gt 0 ] || return 0
+  if [ "$(id -u)" != "0" ] || ! command -v apt-get >/dev/null 2>&1; then
+    echo "warning: missing $*: install them (Debian: apt-get install $*); the tests that need them will fail" >&2
+    return 0
+  fi
+  echo "Installing $* for the tests"
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null) \
+    || echo "warning: could not install $*; the tests that need them will fail" >&2
+}

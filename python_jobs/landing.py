@@ -4,6 +4,7 @@ Layout under the landing root (default ``<LINEAGE_HOME>/landing/lineage``, or ``
 
     open/<name>.ndjson.open      the file being appended to (at most one per writer); never read by ingest
     sealed/<name>.ndjson         complete files, fsynced, renamed here atomically: what ingest reads
+    sealed/handed-...-<file>     an input file handed over by ``ingest lineage`` (``hand_over``), suffix kept
     ingested/<name>.ndjson       sealed files whose batch committed (moved after the commit)
     rejected/open/...            bodies answered 400 or 413, with reason, time, address and size
     rejected/<name>.ndjson       sealed rejection files
@@ -17,6 +18,10 @@ batch's fdatasync flushes data blocks only; sealing cuts the file to its data. A
 it reaches ``rotate_bytes`` or gets ``rotate_seconds`` old, on demand (``rotate``) and at shutdown;
 a file left in ``open/`` by a crash is sealed on the next start, cut after its last complete line
 (``complete_prefix``: a torn or zero-filled tail was never acknowledged).
+
+``hand_over`` copies input files into ``sealed/`` the same way (fsynced, renamed in, original suffix kept so
+they are framed as ``ingest lineage`` would frame them): ``ingest lineage`` does so when the warehouse's embedded
+metastore is open in the ``serve --build-every`` that ingests this folder.
 
 ``ingest_sealed`` is how every reader of the landing folder (``ingest lineage``, the serve build loop, the
 main job's self-lineage) picks its files: the sealed files of ``sealed/`` (never ``open/``), ingested in one
@@ -35,8 +40,9 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
+import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -45,6 +51,7 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 
 from python_jobs.ingest.lineage import IngestReport, ingest_lineage
+from python_jobs.lineage.files import discover, framing_of
 from python_jobs.settings import Settings
 
 OPEN_SUFFIX = ".ndjson.open"
@@ -82,7 +89,10 @@ class LandingLayout:
         """The sealed files not yet ingested, oldest first."""
         if not self.sealed_dir.is_dir():
             return []
-        return sorted(p for p in self.sealed_dir.iterdir() if p.name.endswith(SEALED_SUFFIX) and p.is_file())
+        return sorted(
+            path for path in self.sealed_dir.iterdir()
+            if not path.name.startswith(".") and framing_of(path) is not None and path.is_file()
+        )
 
 
 def is_landing_root(path: Path) -> bool:
@@ -320,6 +330,32 @@ class GroupCommitWriter:
         self._descriptor, self._path = None, None
         if self.on_seal is not None:
             self.on_seal(target, lines)
+
+
+HANDED_PREFIX = "handed"
+
+
+def hand_over(layout: LandingLayout, paths: Sequence[Path]) -> tuple[list[Path], list[str]]:
+    """Copies the input files under ``paths`` (found as ``ingest lineage`` finds them) into ``sealed/``, named
+    ``handed-<time>-<pid>-<n>-<file name>``: each written beside as a dot file, fsynced, then renamed in, so the
+    folder's reader sees whole files only. Returns the files handed over and the files of folders skipped."""
+    files, skipped = discover(paths)
+    layout.ensure()
+    handed: list[Path] = []
+    for input_file in files:
+        source = Path(input_file.path)
+        target = layout.sealed_dir / f"{_new_name(HANDED_PREFIX)}-{source.name}"
+        staging = target.with_name(f".{target.name}.part")
+        descriptor = os.open(staging, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o640)  # see the module docstring
+        with source.open("rb") as reader, os.fdopen(descriptor, "wb") as writer:
+            shutil.copyfileobj(reader, writer, 1024 * 1024)
+            writer.flush()
+            os.fsync(writer.fileno())
+        os.replace(staging, target)
+        handed.append(target)
+    if handed:
+        fsync_dir(layout.sealed_dir)
+    return handed, skipped
 
 
 @dataclass(frozen=True)

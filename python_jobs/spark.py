@@ -3,12 +3,17 @@
 dbt's ``session`` connection method calls ``SparkSession.builder.getOrCreate()``, so when the
 jobs start Spark first, dbt runs inside the same JVM: one start-up cost for ingest, dbt and
 checks, and one Derby metastore owner.
+
+Before the JVM starts, the target's metastore is checked (``python_jobs.metastore``): a server's JDBC driver
+must be on the class path, and embedded Derby must not be open in another process (one line says which). The
+metastore is opened at once, so a failure to open it is reported in one line too, not at the first query.
 """
 
 from __future__ import annotations
 
 import os
 import zipfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +22,7 @@ import yaml
 from pyspark.sql import SparkSession
 
 from python_jobs.contracts import CONTRACT_FILES
+from python_jobs.metastore import Metastore, claim, explain_open_failure
 from python_jobs.settings import PROJECT_DIR, Settings
 
 PROFILE_NAME = "lineage_warehouse"
@@ -48,19 +54,47 @@ def target_spark_conf(settings: Settings, target: str | None = None) -> dict[str
     return conf
 
 
-def get_spark(settings: Settings, target: str | None = None) -> SparkSession:
+def target_metastore(settings: Settings, target: str | None = None) -> Metastore:
+    """The metastore the target's Spark settings name (``LINEAGE_METASTORE_URL`` or embedded Derby)."""
+    return Metastore.from_conf(target_spark_conf(settings, target))
+
+
+def get_spark(
+    settings: Settings, target: str | None = None, extra_conf: Mapping[str, str] | None = None
+) -> SparkSession:
+    """The process's session; the first call starts it from the target's settings, with ``extra_conf`` over them
+    (``serve``'s SQL endpoint adds its session extension and scheduler pools so)."""
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
     settings.lineage_home.mkdir(parents=True, exist_ok=True)
+    conf = {**target_spark_conf(settings, target), **(extra_conf or {})}
+    metastore = Metastore.from_conf(conf)
+    metastore.check_driver()
+    metastore.check_credentials()
+    claim(metastore)
     builder = SparkSession.builder.enableHiveSupport()
-    for key, value in target_spark_conf(settings, target).items():
+    for key, value in conf.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
+    open_metastore(spark, metastore)
     if not spark.sparkContext.master.startswith("local"):
         ship_python_jobs(spark, settings)
     return spark
+
+
+def open_metastore(spark: SparkSession, metastore: Metastore) -> None:
+    """Opens the metastore now (Spark opens it at the first catalog call): a metastore that cannot be opened
+    (Derby booted by a process that started at the same moment, a server that refuses us) fails here, in one
+    line, instead of in the middle of a command."""
+    try:
+        spark.catalog.databaseExists("default")
+    except Exception as error:
+        explained = explain_open_failure(metastore, error)
+        if explained is None:
+            raise
+        raise explained from None
 
 
 def ship_python_jobs(spark: SparkSession, settings: Settings) -> None:

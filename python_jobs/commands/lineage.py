@@ -6,7 +6,8 @@ import argparse
 from pathlib import Path
 
 from python_jobs.ingest.lineage import ingest_lineage
-from python_jobs.landing import LandingLayout, ingest_sealed, is_landing_root
+from python_jobs.landing import LandingLayout, hand_over, ingest_sealed, is_landing_root
+from python_jobs.metastore import Holder
 from python_jobs.settings import SAMPLES_DIR, load_settings
 from python_jobs.spark import get_spark
 from python_jobs.tools.bench.lineage import run_lineage_bench
@@ -23,7 +24,7 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
         "landing folder (`serve`) contributes its sealed files only, each once",
     )
     ingest.add_argument("paths", nargs="+", type=Path)
-    ingest.set_defaults(handler=run_ingest)
+    ingest.set_defaults(handler=run_ingest, hand_off=hand_off_to_collector)
 
     generate = groups["generate"].add_parser("lineage", help="write synthetic OpenLineage events as NDJSON")
     generate.add_argument("--events", type=int, default=100_000, help="number of events (default 100000)")
@@ -66,6 +67,22 @@ def run_ingest(args: argparse.Namespace) -> int:
         print(report.summary())
         reconciles = reconciles and report.reconciles()
     return 0 if reconciles else 1
+
+
+def hand_off_to_collector(args: argparse.Namespace, holder: Holder) -> int | None:
+    """The embedded metastore is open in ``holder``: when it is a ``serve --build-every``, its landing folder
+    takes the files (its next round ingests them); else ``None``, and the command fails naming the holder."""
+    if holder.landing is None or any(is_landing_root(path) for path in args.paths):
+        return None
+    layout = LandingLayout(Path(holder.landing))
+    handed, skipped = hand_over(layout, args.paths)
+    for path in skipped:
+        print(f"skipped (not .json/.ndjson/.jsonl): {path}")
+    print(
+        f"the warehouse is open in {holder.describe()}, which ingests {layout.sealed_dir} on every round: "
+        f"handed {len(handed)} file(s) to it; its next round ingests them (its output and /health say how it went)"
+    )
+    return 0
 
 
 def run_generate(args: argparse.Namespace) -> int:

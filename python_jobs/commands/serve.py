@@ -6,17 +6,26 @@ from __future__ import annotations
 import argparse
 import re
 import shlex
+from collections.abc import Callable
 from pathlib import Path
 
 import uvicorn
 
 from python_jobs.errors import UserFacingError
 from python_jobs.landing import LandingLayout, default_landing_root
+from python_jobs.metastore import advertise_landing
 from python_jobs.serve.app import LINEAGE_PATH, CollectorConfig, create_app
-from python_jobs.serve.build_loop import BuildLoop, locked_round
+from python_jobs.serve.build_loop import BuildLoop, RoundReport, locked_round
 from python_jobs.serve.http_limits import HttpLimits
+from python_jobs.serve.sql_endpoint import (
+    DEFAULT_SQL_HOST,
+    DEFAULT_SQL_PORT,
+    SqlEndpoint,
+    exposure_warning,
+    prepare_spark_conf,
+)
 from python_jobs.settings import load_settings
-from python_jobs.spark import get_spark
+from python_jobs.spark import get_spark, target_metastore, target_spark_conf
 
 DEFAULT_PORT = 5000
 
@@ -92,6 +101,18 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
         "lineage page at / from the warehouse; starts Spark (default: on with --build-every, else off)",
     )
     serve.add_argument(
+        "--sql-endpoint", action=argparse.BooleanOptionalAction, default=None,
+        help="also answer SQL over JDBC/ODBC (Spark's Thrift server, the HiveServer2 protocol: beeline, BI tools, "
+        "PyHive, dbt-spark's thrift method) in this process's Spark session; clients read, writes are refused "
+        "(default: on with the read API, or with --sql-port)",
+    )
+    serve.add_argument("--sql-port", type=int, default=None, metavar="PORT",
+                       help=f"port of the SQL endpoint (default {DEFAULT_SQL_PORT}, HiveServer2's)")
+    serve.add_argument(
+        "--sql-host", default=DEFAULT_SQL_HOST, metavar="ADDRESS",
+        help=f"address the SQL endpoint binds (default {DEFAULT_SQL_HOST}; it has no authentication: see README)",
+    )
+    serve.add_argument(
         "--lock-wait", type=parse_duration, default="0s", metavar="DURATION",
         help="how long a build round waits for the warehouse writer lock held by another writer; "
         "a round that does not get it is reported and retried on the next tick (default 0s)",
@@ -143,9 +164,14 @@ def run_serve(args: argparse.Namespace) -> int:
     if args.build_every is not None and args.build_every <= 0:
         raise UserFacingError("--build-every must be positive")
     read_api = args.read_api if args.read_api is not None else args.build_every is not None
+    sql = args.sql_endpoint if args.sql_endpoint is not None else read_api or args.sql_port is not None
+    sql_port = args.sql_port if args.sql_port is not None else DEFAULT_SQL_PORT
     spark = None
-    if read_api or args.build_every is not None:
-        spark = get_spark(settings)
+    if read_api or sql or args.build_every is not None:
+        extra_conf = prepare_spark_conf(settings, target_spark_conf(settings), args.sql_host, sql_port) if sql else {}
+        spark = get_spark(settings, extra_conf=extra_conf)
+    # Before anything else runs in the session: starting the endpoint registers it as the guard's writer.
+    endpoint = SqlEndpoint.start(spark, args.sql_host, sql_port) if spark is not None and sql else None
     extra_routes = []
     api = None
     if read_api:
@@ -157,15 +183,22 @@ def run_serve(args: argparse.Namespace) -> int:
         extra_routes = read_routes(api)
     build_loop = None
     if args.build_every is not None:
+        # On embedded Derby, `ingest lineage` run meanwhile hands its files to this landing folder (see metastore.py).
+        advertise_landing(target_metastore(settings), layout.root)
         dbt_command = tuple(shlex.split(args.build_args))
+        after_round: list[Callable[[RoundReport], object]] = [lambda report: api.refresh()] if api is not None else []
+        if endpoint is not None:
+            after_round.append(lambda report: endpoint.refresh_readers())
         build_loop = BuildLoop(
             lambda retry_build: locked_round(
                 spark, settings, layout, retry_build=retry_build, dbt_command=dbt_command, lock_wait=args.lock_wait
             ),
             args.build_every,
-            after_round=[lambda report: api.refresh()] if api is not None else [],
+            after_round=after_round,
         )
-    app = create_app(config, extra_routes=extra_routes, build_loop=build_loop)
+    # The endpoint stops after the build loop's last round (the app's shutdown waits for it).
+    on_shutdown = [endpoint.stop] if endpoint is not None else []
+    app = create_app(config, extra_routes=extra_routes, build_loop=build_loop, on_shutdown=on_shutdown)
     auth = ("API key required" + (", read key accepted for reads" if config.read_api_key else "")
             if config.keys.required else "no API key")
     fsync = "fsync on" if config.fsync else "FSYNC OFF (not durable)"
@@ -176,6 +209,11 @@ def run_serve(args: argparse.Namespace) -> int:
         f"({auth}, {fsync}, {build}, {reads})",
         flush=True,
     )
+    if endpoint is not None:
+        print(endpoint.describe(), flush=True)
+        warning = exposure_warning(args.sql_host)
+        if warning:
+            print(warning, flush=True)
     uvicorn.run(
         app, host=args.host, port=args.port, loop="uvloop", **limits.uvicorn_options(),
         log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=30,

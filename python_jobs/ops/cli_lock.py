@@ -1,6 +1,10 @@
 """How the CLI takes the writer lock: writer sub-commands are marked at registration, and ``run_handler``
 holds the lock around a marked command's handler, before Spark starts (a busy lock costs no JVM start).
 
+Before the lock, a writer checks that the embedded metastore is not open in another process: waiting for the
+writer lock would not help then. A writer command may offer a hand-off for that case (``set_defaults(hand_off=
+...)``): ``ingest lineage`` gives its files to the landing folder of the ``serve --build-every`` holding it.
+
 Plain ``dbt build`` takes it through the adapter: ``hold_for_dbt`` is registered (pyproject.toml) under the
 adapter's entry-point group ``dbt_spark_python.before_write``, which the adapter calls before the first
 connection of a writing dbt command."""
@@ -9,10 +13,16 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
+from python_jobs.metastore import Holder, MetastoreBusy, check_free
 from python_jobs.ops.lock import hold_until_exit, writer_lock
 from python_jobs.settings import load_settings
+from python_jobs.spark import target_metastore
+
+# A writer's way to finish without the warehouse when another process holds its embedded metastore: an exit
+# code, or None to fail with the one-line MetastoreBusy error.
+HandOff = Callable[[argparse.Namespace, Holder], "int | None"]
 
 # dbt sub-commands that write the warehouse; docs, compile, ls, show, parse, debug and test only read it.
 DBT_WRITING_COMMANDS = frozenset({"build", "run", "seed", "snapshot", "run-operation", "clone", "retry"})
@@ -55,7 +65,16 @@ def run_handler(args: argparse.Namespace) -> int:
     command = getattr(args, "writer_command", None)
     if not command:
         return int(args.handler(args) or 0)
-    with writer_lock(load_settings(), command, getattr(args, "wait", None)):
+    settings = load_settings()
+    try:
+        check_free(target_metastore(settings))
+    except MetastoreBusy as busy:
+        hand_off: HandOff | None = getattr(args, "hand_off", None)
+        handed = hand_off(args, busy.holder) if hand_off is not None and busy.holder is not None else None
+        if handed is None:
+            raise
+        return handed
+    with writer_lock(settings, command, getattr(args, "wait", None)):
         return int(args.handler(args) or 0)
 
 
@@ -64,4 +83,6 @@ def hold_for_dbt(dbt_command: str) -> None:
     ``python -m python_jobs`` holds it already). ``LINEAGE_LOCK_WAIT`` (seconds) makes plain dbt wait for it
     like ``--wait``; a busy lock fails the run before any model."""
     wait = os.environ.get("LINEAGE_LOCK_WAIT", "").strip()
-    hold_until_exit(load_settings(), f"dbt {dbt_command}", float(wait) if wait else None)
+    settings = load_settings()
+    check_free(target_metastore(settings))
+    hold_until_exit(settings, f"dbt {dbt_command}", float(wait) if wait else None)

@@ -21,7 +21,7 @@ import base64
 import contextlib
 import json
 import zlib
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -358,11 +358,13 @@ def create_app(
     *,
     extra_routes: Sequence[BaseRoute] = (),
     build_loop: BuildLoop | None = None,
+    on_shutdown: Sequence[Callable[[], object]] = (),
 ) -> Starlette:
     """The collector app. ``extra_routes`` are mounted after the collector's own; ``build_loop``
     (optional) starts with the app, seals the open landing file before each round, and stops
-    (finishing its round) before the landing writers close. ``app.state.collector`` is the
-    ``Collector``."""
+    (finishing its round) before the landing writers close; ``on_shutdown`` runs after that (the SQL
+    endpoint stops there: uvicorn ends the process with the signal it caught once its shutdown is done).
+    ``app.state.collector`` is the ``Collector``."""
     collector = Collector(config)
 
     @contextlib.asynccontextmanager
@@ -378,6 +380,8 @@ def create_app(
                 await asyncio.get_running_loop().run_in_executor(None, build_loop.stop)
             await collector.stop()
             print(f"collector stopped, open files sealed: {collector.counts.as_dict()}", flush=True)
+            for hook in on_shutdown:
+                await asyncio.get_running_loop().run_in_executor(None, hook)
 
     routes: list[BaseRoute] = [
         Route(LINEAGE_PATH, LineageEndpoint(collector), methods=["POST"]),

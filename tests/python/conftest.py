@@ -1,6 +1,9 @@
 """Shared fixtures: one SparkSession and one warehouse folder for the whole test session.
 
-Spark costs ~20 s to start, so every test shares the JVM. Tests that need an empty warehouse
+Spark costs ~20 s to start, so every test shares the JVM. ``bin/test`` runs two pytest-xdist workers, each a
+session of its own (its own JVM, warehouse folder and Derby metastore); ``pytest_collection_modifyitems``
+keeps each test file on one worker and every file that reads the main job's warehouse on the same one, so
+the main job runs once. Tests that need an empty warehouse
 take ``isolated_settings``: a fresh ``schema_prefix`` gives them their own copy of every layer
 (raw_, staging_, ...) inside the same metastore.
 """
@@ -36,6 +39,18 @@ os.environ["DBT_SEND_ANONYMOUS_USAGE_STATS"] = "false"
 os.environ["DBT_PROFILES_DIR"] = str(PROJECT_DIR)
 
 _prefix_counter = itertools.count(1)
+
+# Fixtures whose value is the main job's warehouse: their files share one xdist worker.
+_SAMPLE_FIXTURES = {"main_run", "sample_warehouse"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Groups tests for ``--dist loadgroup``: a file's tests together (module fixtures, such as a serve
+    process, start once), and all files that read the main job's warehouse in one group."""
+    sample_files = {item.path for item in items if _SAMPLE_FIXTURES & set(getattr(item, "fixturenames", ()))}
+    for item in items:
+        group = "main-job-warehouse" if item.path in sample_files else item.path.name
+        item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture(scope="session")
@@ -104,6 +119,26 @@ def dbt_manifest(settings) -> Path:
     if not manifest.is_file():
         run_dbt(settings, ["parse"])
     return manifest
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """A throwaway PostgreSQL server (``python_jobs/ops/postgres.py``: its own OS user under root, a temporary
+    folder, a free port, fsync off) for the shared-metastore tests. Started once, by the first test that needs
+    it, and stopped at the end of the session. A fixture rather than a server started by bin/test: a single
+    test file run alone gets it too, and a session that needs none does not pay for it. A test that needs it
+    fails (it does not skip) when the server cannot start."""
+    from python_jobs.ops.postgres import postgres_server as throwaway_server
+
+    with throwaway_server(durable=False) as server:
+        yield server
+
+
+@pytest.fixture()
+def postgres_metastore_url(request, postgres_server) -> str:
+    """The JDBC URL of a new, empty database on the session's PostgreSQL server: one warehouse's metastore."""
+    slug = re.sub(r"[^a-z0-9]+", "_", request.node.name.lower())[:40].strip("_")
+    return postgres_server.create_database(f"m{next(_prefix_counter)}_{slug}")
 
 
 @pytest.fixture(scope="session")

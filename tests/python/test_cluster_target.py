@@ -1,4 +1,5 @@
-"""`--target cluster` against a real standalone master + worker gives the same warehouse as `local`."""
+"""`--target cluster` against a real standalone master + worker, with its metastore in PostgreSQL (the session's
+throwaway server), gives the same warehouse as `local` on embedded Derby."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from python_jobs.settings import PROJECT_DIR
 from python_jobs.standalone import standalone_cluster
 from python_jobs.warehouse.fingerprint import warehouse_fingerprint
 
-# Runs in its own process: a JVM's master can't change, and Derby allows one process per metastore.
+# Runs in its own process: a JVM's master and metastore cannot change.
 CLUSTER_JOB = """
 import json, os, shutil, sys
 from pathlib import Path
@@ -51,7 +52,7 @@ json.dump(warehouse_fingerprint(spark, settings), open(sys.argv[1], "w"))
 
 
 @pytest.mark.cluster
-def test_cluster_target_matches_local(sample_warehouse, spark, test_home, tmp_path):
+def test_cluster_target_matches_local(sample_warehouse, spark, test_home, tmp_path, postgres_metastore_url):
     local = warehouse_fingerprint(spark, sample_warehouse)
     landing = LandingLayout(default_landing_root(sample_warehouse.lineage_home))
     [self_lineage_file] = sorted(landing.ingested_dir.glob("self-lineage-*.ndjson"))
@@ -64,6 +65,7 @@ def test_cluster_target_matches_local(sample_warehouse, spark, test_home, tmp_pa
             SPARK_MASTER_URL=cluster.master_url,
             LINEAGE_HOME=str(cluster_home),
             LINEAGE_SHARED_WAREHOUSE=str(cluster_home / "warehouse"),
+            LINEAGE_METASTORE_URL=postgres_metastore_url,
             LINEAGE_DRIVER_MEMORY="2g",
             PYSPARK_PYTHON=sys.executable,
             PYSPARK_DRIVER_PYTHON=sys.executable,
@@ -81,6 +83,8 @@ def test_cluster_target_matches_local(sample_warehouse, spark, test_home, tmp_pa
             check=False,
         )
         assert job.returncode == 0, f"cluster job failed:\n{job.stdout[-4000:]}\n{job.stderr[-6000:]}"
+        # The metastore was PostgreSQL's, not a Derby file beside the warehouse.
+        assert not (cluster_home / "metastore_db").exists()
         # The work really ran on the standalone worker, not in a local executor.
         assert any((tmp_path / "spark-standalone" / "worker").glob("app-*")), (
             "no application ran on the worker"
