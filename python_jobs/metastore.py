@@ -11,7 +11,9 @@
   A second process finds the lock taken and stops before its JVM starts, with one line naming the holder and
   the ways out (``MetastoreBusy``). A process that opened Derby without this module (a notebook, plain dbt) is
   found through the lock Derby itself holds on ``metastore_db/dbex.lck`` (Linux ``/proc/locks``), and a Derby
-  boot failure that still happens (two starts racing) is mapped to the same line (``explain_open_failure``).
+  boot failure that still happens (two starts racing) is mapped to the same line (``explain_open_failure``), as
+  is any other failure to open a metastore (one line with its cause). Writers check before taking the writer
+  lock, and with ``--wait`` wait for the holder to exit (``wait_until_free``).
 
 ``serve --build-every`` adds its landing folder to its record (``advertise_landing``): ``ingest lineage``
 started while it runs hands its files to that folder instead of failing.
@@ -19,7 +21,6 @@ started while it runs hands its files to that folder instead of failing.
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import json
 import os
@@ -33,6 +34,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from python_jobs.errors import UserFacingError
+from python_jobs.ops.lock import read_record, write_record
 
 URL_KEY = "spark.hadoop.javax.jdo.option.ConnectionURL"
 CLASS_PATH_KEY = "spark.driver.extraClassPath"
@@ -41,8 +43,8 @@ JARS_ENV = "LINEAGE_JDBC_JARS"
 USER_ENV = "LINEAGE_METASTORE_USER"
 HOLDER_SUFFIX = ".holder"
 DERBY_LOCK_FILE = "dbex.lck"
-# Java's text for a Derby database another JVM has booted, and for a server that does not answer.
-DERBY_BUSY_MARKERS = ("Another instance of Derby may have already booted", "XSDB6", "Failed to start database")
+# Java's text for a Derby database another JVM has booted (other Derby failures are reported as they are).
+DERBY_BUSY_MARKERS = ("Another instance of Derby may have already booted", "XSDB6")
 COMMAND_WIDTH = 160
 DERBY_EXIT_GRACE_SECONDS = 3.0
 _PASSWORD = re.compile(r"(password=)[^&;]*", re.IGNORECASE)
@@ -176,7 +178,7 @@ def claim(metastore: Metastore) -> None:
     try:
         fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
-        holder = Holder.from_json(_read(descriptor))
+        holder = Holder.from_json(read_record(descriptor))
         os.close(descriptor)
         raise MetastoreBusy(folder, holder) from None
     foreign = derby_lock_holder(folder)
@@ -184,7 +186,7 @@ def claim(metastore: Metastore) -> None:
         fcntl.flock(descriptor, fcntl.LOCK_UN)
         os.close(descriptor)
         raise MetastoreBusy(folder, foreign)
-    _write(descriptor, this_process().to_json())
+    write_record(descriptor, this_process().to_json())
     _claims[folder] = descriptor
 
 
@@ -194,8 +196,8 @@ def advertise_landing(metastore: Metastore, landing: Path) -> None:
     descriptor = _claims.get(folder) if folder is not None else None
     if descriptor is None:
         return
-    current = Holder.from_json(_read(descriptor)) or this_process()
-    _write(descriptor, replace(current, landing=str(landing)).to_json())
+    current = Holder.from_json(read_record(descriptor)) or this_process()
+    write_record(descriptor, replace(current, landing=str(landing)).to_json())
 
 
 def holder_elsewhere(metastore: Metastore) -> Holder | None:
@@ -221,38 +223,59 @@ def check_free(metastore: Metastore) -> None:
         raise MetastoreBusy(metastore.embedded_dir, holder)
 
 
-def explain_open_failure(metastore: Metastore, error: BaseException) -> UserFacingError | None:
-    """The one-line error for a Java failure to open the metastore, or ``None`` for any other failure."""
-    text = str(error)
+def wait_until_free(metastore: Metastore, wait_seconds: float, poll_seconds: float = 0.5) -> float:
+    """Waits up to ``wait_seconds`` for the process holding the embedded metastore to exit (a writer's ``--wait``
+    covers the metastore as well as the writer lock: on Derby the writer before it holds both); returns the
+    seconds waited, or raises ``MetastoreBusy`` naming the holder when it is still there."""
+    started = time.monotonic()
+    announced = False
+    while True:
+        holder = holder_elsewhere(metastore)
+        waited = time.monotonic() - started
+        if holder is None or metastore.embedded_dir is None:
+            return waited
+        if waited >= wait_seconds:
+            raise MetastoreBusy(metastore.embedded_dir, holder)
+        if not announced:
+            print(f"metastore: waiting up to {wait_seconds:.0f}s for {holder.describe()} to close the embedded "
+                  "metastore", file=sys.stderr, flush=True)
+            announced = True
+        time.sleep(min(poll_seconds, max(0.0, wait_seconds - waited)))
+
+
+def explain_open_failure(metastore: Metastore, java_text: str) -> UserFacingError:
+    """The one-line error for a failure to open the metastore, from the Java exception's text with its causes:
+    ``MetastoreBusy`` for a Derby database another JVM has booted, else the root cause (password masked)."""
     folder = metastore.embedded_dir
-    if folder is not None and any(marker in text for marker in DERBY_BUSY_MARKERS):
+    if folder is not None and any(marker in java_text for marker in DERBY_BUSY_MARKERS):
         return MetastoreBusy(folder, holder_elsewhere(metastore))
-    if folder is None and metastore.url.startswith("jdbc:"):
-        cause = _first_line_with(text, ("PSQLException", "SQLException", "Connection refused", "authentication"))
-        if cause is not None:
-            return UserFacingError(f"the metastore {metastore.display} cannot be opened: {cause}")
-    return None
+    return UserFacingError(f"the metastore {metastore.display} cannot be opened: {root_cause(java_text)}")
 
 
-def _first_line_with(text: str, markers: tuple[str, ...]) -> str | None:
-    for line in text.splitlines():
-        if any(marker in line for marker in markers):
-            return _PASSWORD.sub(r"\1***", line.strip())[:400]
-    return None
+def root_cause(java_text: str) -> str:
+    """The line of a Java exception text that says what went wrong: the database driver's own message when
+    there is one (``PSQLException: Connection to db:5432 refused...``), else the deepest cause."""
+    lines = [line.strip() for line in java_text.splitlines() if line.strip() and not line.strip().startswith("at ")]
+    driver = [line for line in lines if "PSQLException" in line or "SQLException" in line]
+    causes = [line for line in lines if line.startswith("Caused by: ")]
+    chosen = driver[0] if driver else causes[-1] if causes else lines[0] if lines else "unknown error"
+    return _PASSWORD.sub(r"\1***", chosen.removeprefix("Caused by: "))[:400]
 
 
 def derby_lock_holder(metastore_dir: Path, grace_seconds: float = DERBY_EXIT_GRACE_SECONDS) -> Holder | None:
     """The process whose JVM holds Derby's lock on ``metastore_dir`` (Linux), unless it is this process's JVM.
-    A lock still held after ``grace_seconds``: a JVM whose Python was just killed releases it as it exits."""
+    A JVM left without its Python parent (just killed) is given ``grace_seconds`` to exit and release it."""
     deadline = time.monotonic() + grace_seconds
     while True:
-        holder = _derby_lock_holder_now(metastore_dir)
-        if holder is None or time.monotonic() >= deadline:
-            return holder
+        pid = _derby_lock_pid(metastore_dir)
+        if pid is None:
+            return None
+        if not _orphaned_jvm(pid) or time.monotonic() >= deadline:
+            return _describe_process(pid)
         time.sleep(0.1)
 
 
-def _derby_lock_holder_now(metastore_dir: Path) -> Holder | None:
+def _derby_lock_pid(metastore_dir: Path) -> int | None:
     lock_file = metastore_dir / DERBY_LOCK_FILE
     try:
         stat = lock_file.stat()
@@ -265,10 +288,20 @@ def _derby_lock_holder_now(metastore_dir: Path) -> Holder | None:
         if len(fields) < 6 or fields[1] == "->" or fields[5] != wanted:
             continue
         pid = int(fields[4])
-        if pid <= 0 or pid == os.getpid() or _parent(pid) == os.getpid():
+        if pid <= 0 or pid == os.getpid() or _own_jvm(pid):
             continue
-        return _describe_process(pid)
+        return pid
     return None
+
+
+def _own_jvm(pid: int) -> bool:
+    """This process's Spark JVM (PySpark starts it as a child)."""
+    return _parent(pid) == os.getpid() and _read_proc(pid, "comm").strip() == "java"
+
+
+def _orphaned_jvm(pid: int) -> bool:
+    parent = _parent(pid)
+    return _read_proc(pid, "comm").strip() == "java" and not (parent and "python" in _read_proc(parent, "comm"))
 
 
 def _describe_process(pid: int) -> Holder:
@@ -335,19 +368,3 @@ def _started_at(pid: int) -> datetime | None:
         return None
     ticks = os.sysconf("SC_CLK_TCK")
     return datetime.fromtimestamp(int(boot) + int(fields[19]) / ticks, UTC)
-
-
-def _read(descriptor: int) -> str:
-    os.lseek(descriptor, 0, os.SEEK_SET)
-    chunks = []
-    while chunk := os.read(descriptor, 65536):
-        chunks.append(chunk)
-    return b"".join(chunks).decode("utf-8", errors="replace")
-
-
-def _write(descriptor: int, text: str) -> None:
-    os.ftruncate(descriptor, 0)
-    os.lseek(descriptor, 0, os.SEEK_SET)
-    os.write(descriptor, text.encode("utf-8"))
-    with contextlib.suppress(OSError):
-        os.fsync(descriptor)

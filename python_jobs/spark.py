@@ -84,17 +84,31 @@ def get_spark(
     return spark
 
 
+# Loggers that print a Java stack trace for each attempt to open a metastore that cannot be opened.
+METASTORE_OPEN_LOGGERS = ("DataNucleus",)
+
+
 def open_metastore(spark: SparkSession, metastore: Metastore) -> None:
     """Opens the metastore now (Spark opens it at the first catalog call): a metastore that cannot be opened
     (Derby booted by a process that started at the same moment, a server that refuses us) fails here, in one
-    line, instead of in the middle of a command."""
+    line naming the cause, instead of in the middle of a command after pages of Java traces."""
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    log4j = jvm.org.apache.logging.log4j
+    configurator = log4j.core.config.Configurator
+    levels = {name: log4j.LogManager.getLogger(name).getLevel() for name in METASTORE_OPEN_LOGGERS}
+    for name in levels:
+        configurator.setLevel(name, log4j.Level.OFF)
     try:
         spark.catalog.databaseExists("default")
     except Exception as error:
-        explained = explain_open_failure(metastore, error)
-        if explained is None:
-            raise
-        raise explained from None
+        # A captured Java exception's text is its first line; the causes, which say what failed, are in its
+        # JVM stack trace (pyspark's CapturedException keeps it in _stackTrace).
+        java_text = f"{error}\n{getattr(error, '_stackTrace', '')}"
+        raise explain_open_failure(metastore, java_text) from None
+    finally:
+        for name, level in levels.items():
+            configurator.setLevel(name, level)
 
 
 def ship_python_jobs(spark: SparkSession, settings: Settings) -> None:

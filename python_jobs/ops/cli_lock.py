@@ -1,9 +1,10 @@
 """How the CLI takes the writer lock: writer sub-commands are marked at registration, and ``run_handler``
 holds the lock around a marked command's handler, before Spark starts (a busy lock costs no JVM start).
 
-Before the lock, a writer checks that the embedded metastore is not open in another process: waiting for the
-writer lock would not help then. A writer command may offer a hand-off for that case (``set_defaults(hand_off=
-...)``): ``ingest lineage`` gives its files to the landing folder of the ``serve --build-every`` holding it.
+Before the lock, a writer checks that the embedded metastore is not open in another process: it fails at once
+naming that process, or with ``--wait`` (``LINEAGE_LOCK_WAIT``) waits for it to exit, within the same time. A
+writer command may offer a hand-off for that case (``set_defaults(hand_off=...)``): ``ingest lineage`` gives its
+files to the landing folder of the ``serve --build-every`` holding it.
 
 Plain ``dbt build`` takes it through the adapter: ``hold_for_dbt`` is registered (pyproject.toml) under the
 adapter's entry-point group ``dbt_spark_python.before_write``, which the adapter calls before the first
@@ -15,7 +16,7 @@ import argparse
 import os
 from collections.abc import Callable, Sequence
 
-from python_jobs.metastore import Holder, MetastoreBusy, check_free
+from python_jobs.metastore import Holder, MetastoreBusy, check_free, wait_until_free
 from python_jobs.ops.lock import hold_until_exit, writer_lock
 from python_jobs.settings import load_settings
 from python_jobs.spark import target_metastore
@@ -66,15 +67,19 @@ def run_handler(args: argparse.Namespace) -> int:
     if not command:
         return int(args.handler(args) or 0)
     settings = load_settings()
+    wait: float | None = getattr(args, "wait", None)
+    metastore = target_metastore(settings)
     try:
-        check_free(target_metastore(settings))
+        check_free(metastore)
     except MetastoreBusy as busy:
         hand_off: HandOff | None = getattr(args, "hand_off", None)
         handed = hand_off(args, busy.holder) if hand_off is not None and busy.holder is not None else None
-        if handed is None:
+        if handed is not None:
+            return handed
+        if wait is None:
             raise
-        return handed
-    with writer_lock(settings, command, getattr(args, "wait", None)):
+        wait = max(0.0, wait - wait_until_free(metastore, wait))
+    with writer_lock(settings, command, wait):
         return int(args.handler(args) or 0)
 
 
@@ -82,7 +87,12 @@ def hold_for_dbt(dbt_command: str) -> None:
     """The adapter's ``before_write`` hook: takes the writer lock for the rest of the process (a no-op when
     ``python -m python_jobs`` holds it already). ``LINEAGE_LOCK_WAIT`` (seconds) makes plain dbt wait for it
     like ``--wait``; a busy lock fails the run before any model."""
-    wait = os.environ.get("LINEAGE_LOCK_WAIT", "").strip()
+    configured = os.environ.get("LINEAGE_LOCK_WAIT", "").strip()
+    wait = float(configured) if configured else None
     settings = load_settings()
-    check_free(target_metastore(settings))
-    hold_until_exit(settings, f"dbt {dbt_command}", float(wait) if wait else None)
+    metastore = target_metastore(settings)
+    if wait is None:
+        check_free(metastore)
+    else:
+        wait = max(0.0, wait - wait_until_free(metastore, wait))
+    hold_until_exit(settings, f"dbt {dbt_command}", wait)

@@ -136,11 +136,11 @@ class LocalFileLock:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = LockHolder.from_json(_read_fd(fd))
+            holder = LockHolder.from_json(read_record(fd))
             os.close(fd)
             return holder
-        left_behind = LockHolder.from_json(_read_fd(fd))
-        _write_fd(fd, me.to_json())
+        left_behind = LockHolder.from_json(read_record(fd))
+        write_record(fd, me.to_json())
         self._fd = fd
         if left_behind is None:
             return Acquired(None)
@@ -150,13 +150,14 @@ class LocalFileLock:
         if self._fd is None:
             return
         with contextlib.suppress(OSError):
-            _write_fd(self._fd, "")
+            write_record(self._fd, "")
         fcntl.flock(self._fd, fcntl.LOCK_UN)
         os.close(self._fd)
         self._fd = None
 
 
-def _read_fd(fd: int) -> str:
+def read_record(fd: int) -> str:
+    """The whole text of a record file open at ``fd`` (a lock or holder record), from its start."""
     os.lseek(fd, 0, os.SEEK_SET)
     chunks = []
     while chunk := os.read(fd, 65536):
@@ -164,7 +165,8 @@ def _read_fd(fd: int) -> str:
     return b"".join(chunks).decode("utf-8", errors="replace")
 
 
-def _write_fd(fd: int, text: str) -> None:
+def write_record(fd: int, text: str) -> None:
+    """Replaces the text of a record file open at ``fd``, durably."""
     os.ftruncate(fd, 0)
     os.lseek(fd, 0, os.SEEK_SET)
     os.write(fd, text.encode("utf-8"))

@@ -113,15 +113,14 @@ def _create_os_user(name: str) -> pwd.struct_passwd:
          "--shell", "/usr/sbin/nologin", "--comment", "lineage-warehouse PostgreSQL", name],
         capture_output=True, text=True, check=False,
     )
-    # useradd exits 9 when another process (a second test worker) created the user meanwhile.
-    if result.returncode == 9:
+    try:
+        # Created now, or by another process at the same moment (a second test worker; useradd then exits 9).
         return pwd.getpwnam(name)
-    if result.returncode != 0:
+    except KeyError:
         raise UserFacingError(
             f"PostgreSQL refuses to run as root, and creating its OS user {name} failed: {result.stderr.strip()}; "
             f"create an unprivileged user and name it in {OS_USER_ENV}"
-        )
-    return pwd.getpwnam(name)
+        ) from None
 
 
 @dataclass(frozen=True)

@@ -22,8 +22,16 @@ from pathlib import Path
 import pytest
 from lineage_events import run_event  # tests/python is on sys.path
 
+from python_jobs.cli import main as cli_main
 from python_jobs.landing import LandingLayout
-from python_jobs.metastore import URL_KEY, Metastore, MetastoreBusy, command_line, explain_open_failure
+from python_jobs.metastore import (
+    URL_KEY,
+    Metastore,
+    MetastoreBusy,
+    command_line,
+    explain_open_failure,
+    wait_until_free,
+)
 from python_jobs.ops.lock import LOCAL_LOCK_NAME, LockHolder
 from python_jobs.ports import free_port
 from python_jobs.serve.process import health, start_collector, stop_collector
@@ -120,13 +128,18 @@ def test_derby_urls_and_messages_need_no_jvm(tmp_path):
                  "database '/w/metastore_db' with class loader ..., see the next exception for details.\n"
                  "Caused by: ERROR XSDB6: Another instance of Derby may have already booted the database "
                  "/w/metastore_db.")
-    assert isinstance(explain_open_failure(derby, RuntimeError(java_text)), MetastoreBusy)
-    refused = explain_open_failure(server, RuntimeError(
-        "Unable to open a test connection to the given database. JDBC url = jdbc:postgresql://h:5432/m?user=u&"
-        "password=secret\norg.postgresql.util.PSQLException: Connection to h:5432 refused. Check that the hostname"
-    ))
-    assert refused is not None and "Connection to h:5432 refused" in str(refused) and "secret" not in str(refused)
-    assert explain_open_failure(derby, RuntimeError("Table or view not found")) is None
+    assert isinstance(explain_open_failure(derby, java_text), MetastoreBusy)
+    refused = str(explain_open_failure(server, (
+        "org.apache.hadoop.hive.ql.metadata.HiveException: java.lang.RuntimeException: Unable to instantiate "
+        "org.apache.hadoop.hive.ql.metadata.SessionHiveMetaStoreClient\n\tat org.apache.Foo.bar(Foo.java:1)\n"
+        "Caused by: javax.jdo.JDOFatalDataStoreException: Unable to open a test connection to the given database. "
+        "JDBC url = jdbc:postgresql://h:5432/m?user=u&password=secret\n"
+        "Caused by: org.postgresql.util.PSQLException: Connection to h:5432 refused. Check that the hostname\n"
+        "Caused by: java.net.ConnectException: Connection refused"
+    )))
+    assert refused.startswith("the metastore jdbc:postgresql://h:5432/m?user=u&password=*** cannot be opened: ")
+    assert refused.endswith("org.postgresql.util.PSQLException: Connection to h:5432 refused. Check that the hostname")
+    assert "secret" not in refused and "\n" not in refused
     assert command_line(["/venv/bin/python", "-m", "python_jobs", "serve", "--port", "5000"]) == (
         "python -m python_jobs serve --port 5000"
     )
@@ -170,24 +183,40 @@ def test_a_second_process_on_embedded_derby_is_refused_in_one_line_and_ingest_ha
     assert "not open in any process" in show.stdout, show.stdout
 
 
-def test_a_process_that_opened_derby_without_python_jobs_is_named_too(tmp_path):
-    """A notebook or plain dbt writes no holder record; Derby's own lock names it (here a stand-in that takes the
-    lock Derby takes on ``metastore_db/dbex.lck``; no JVM)."""
-    home = tmp_path / "home"
-    (home / "metastore_db").mkdir(parents=True)
+def _stand_in_derby_holder(home: Path, seconds: float) -> subprocess.Popen[str]:
+    """A process holding the lock Derby takes on ``metastore_db/dbex.lck`` (no JVM) for ``seconds``."""
+    (home / "metastore_db").mkdir(parents=True, exist_ok=True)
     holder = subprocess.Popen(
         [sys.executable, "-c", "import fcntl, sys, time; handle = open(sys.argv[1], 'w'); "
-         "fcntl.lockf(handle, fcntl.LOCK_EX); print('locked', flush=True); time.sleep(120)",
-         str(home / "metastore_db" / "dbex.lck")],
+         "fcntl.lockf(handle, fcntl.LOCK_EX); print('locked', flush=True); time.sleep(float(sys.argv[2]))",
+         str(home / "metastore_db" / "dbex.lck"), str(seconds)],
         stdout=subprocess.PIPE, text=True,
     )
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+    return holder
+
+
+def test_a_process_that_opened_derby_without_python_jobs_is_named_too(tmp_path, monkeypatch, capsys):
+    """A notebook or plain dbt writes no holder record; Derby's own lock names it (here a stand-in that takes the
+    lock Derby takes on ``metastore_db/dbex.lck``; no JVM). A writer's ``--wait`` waits for it to exit."""
+    home = tmp_path / "home"
+    holder = _stand_in_derby_holder(home, 120)
     try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
         shown, seconds = _cli(["schema", "show", "tests", "x"], _embedded_env(home))
         _assert_one_line_refusal(shown, seconds, "`python -c 'import fcntl", holder.pid)
+        # In this process too (the writer path, before the writer lock): --wait gives up after its time.
+        monkeypatch.setenv("LINEAGE_HOME", str(home))
+        assert cli_main(["ingest", "lineage", "--wait", "1", str(tmp_path)]) == 2
+        assert "waiting up to 1s for `python -c" in capsys.readouterr().err
     finally:
         holder.kill()
         holder.wait()
+    metastore = Metastore.from_conf(DERBY_CONF | {URL_KEY: f"jdbc:derby:;databaseName={home}/metastore_db"})
+    brief = _stand_in_derby_holder(home, 2)
+    try:
+        assert 1 < wait_until_free(metastore, 60) < 15
+    finally:
+        brief.wait()
 
 
 NOTEBOOK = """
