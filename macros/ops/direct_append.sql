@@ -4,15 +4,17 @@
   a second per model and build. The view only matters to on_schema_change, which compares its
   columns with the table's. An append that ignores schema changes (lineage_direct_append) inserts
   the model's query straight away, by column name, and its view reads the table `where false`.
+  Every append goes through the adapter's published_append, so readers see all of its rows or none.
   The project's copies of these two adapter macros take precedence over the adapter's.
 #}
 {% macro dbt_spark_get_incremental_sql(strategy, source, target, existing, unique_key, incremental_predicates) -%}
-    {%- if lineage_direct_append() -%}
+    {%- if strategy == 'append' and lineage_direct_append() -%}
         {%- set columns = '`' ~ adapter.column_names(target) | join('`, `') ~ '`' -%}
-        insert into table {{ target }}
-        select {{ columns }} from (
-            {{ model.compiled_code }}
-        ) as new_rows
+        {{ published_append_statement(target, columns, model.compiled_code) }}
+    {%- elif strategy == 'append' -%}
+        {#- Fresh columns: on_schema_change may have added some to the table in this run. -#}
+        {%- set names = adapter.get_columns_in_relation(target) | map(attribute='name') | list -%}
+        {{ published_append_statement(target, '`' ~ names | join('`, `') ~ '`', 'select * from ' ~ source) }}
     {%- else -%}
         {{ dbt.dbt_spark_get_incremental_sql(strategy, source, target, existing, unique_key, incremental_predicates) }}
     {%- endif -%}

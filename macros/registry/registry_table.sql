@@ -72,13 +72,10 @@
     {{ return({'created': false, 'added': missing | map(attribute='name') | list, 'unknown': unknown}) }}
 {% endmacro %}
 
-{% macro registry_insert_sql(relation, columns, select_sql) -%}
-    insert into {{ relation }} (
-    {%- for column in registry_event_columns() + columns %}
-        {{ column.name }}{{ "," if not loop.last }}
-    {%- endfor %}
-    )
-    {{ select_sql }}
+{#- The load's main statement: appends the new events' rows, published so readers see all or none. -#}
+{% macro registry_load_statement(relation, columns, select_sql) -%}
+    {%- set names = (registry_event_columns() + columns) | map(attribute='name') | list -%}
+    {{ published_append_statement(relation, '`' ~ names | join('`, `') ~ '`', select_sql) }}
 {%- endmacro %}
 
 {% materialization registry_table, default %}
@@ -95,7 +92,7 @@
     {%- endif -%}
     {%- if columns -%}
         {%- call statement('main') -%}
-            {{ registry_insert_sql(target_relation, columns, sql) }}
+            {{ registry_load_statement(target_relation, columns, sql) }}
         {%- endcall -%}
     {%- else -%}
         {#- No version of the family registered yet: the table holds the event columns only, and the
@@ -120,7 +117,7 @@
         {%- endfor -%}
         {%- do registry_migrate(recovery_relation, recovery_columns) -%}
         {%- call statement('recovery_' ~ loop.index) -%}
-            {{ registry_insert_sql(recovery_relation, recovery_columns,
+            {{ registry_load_statement(recovery_relation, recovery_columns,
                 registry_event_select(vendor, name, model_number, suffix, recovery_relation)) }}
         {%- endcall -%}
         {%- do relations.append(recovery_relation) -%}

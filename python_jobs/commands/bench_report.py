@@ -16,8 +16,9 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     bench = groups["bench"].add_parser(
         "all",
         help="every area's benchmark with its baseline, one Markdown report (BENCHMARKS.md) and plots",
-        description="Runs the lineage, read API, facets, changelog, registry and collector benchmarks in one "
-        "Spark session (api measures the Marquez read API on the lineage area's largest warehouse), each "
+        description="Runs the lineage, read API, SQL endpoint, facets, changelog, registry and collector benchmarks "
+        "in one Spark session (api measures the Marquez read API and sql the SQL endpoint on the lineage area's "
+        "largest warehouse; with sql the session runs serve's SQL endpoint for the whole run), each "
         "against its baseline or peer measured in the same run, and "
         "writes one Markdown report with the machine, versions and the command, plus PNG plots in "
         "docs/bench/ beside it.",
@@ -43,8 +44,11 @@ def selected_areas(text: str) -> tuple[str, ...]:
     unknown = chosen - set(ALL_AREAS)
     if unknown:
         raise UserFacingError(f"unknown area(s) {', '.join(sorted(unknown))}; choose from {', '.join(ALL_AREAS)}")
-    if "api" in chosen and "lineage" not in chosen:
-        raise UserFacingError("the api area measures the lineage area's largest warehouse: add lineage to --areas")
+    for area in ("api", "sql"):
+        if area in chosen and "lineage" not in chosen:
+            raise UserFacingError(
+                f"the {area} area measures the lineage area's largest warehouse: add lineage to --areas"
+            )
     return tuple(name for name in ALL_AREAS if name in chosen)
 
 
@@ -59,9 +63,10 @@ def reproducing_command(args: argparse.Namespace) -> str:
 
 
 def run_bench_all(args: argparse.Namespace) -> int:
-    # The report needs the dev extras (duckdb, matplotlib, httpx): imported when it runs, so the CLI starts
+    # The report needs the dev extras (duckdb, matplotlib, httpx, PyHive): imported when it runs, so the CLI starts
     # without them.
     from python_jobs.tools.bench.run_all import run_all
+    from python_jobs.tools.bench.sql import session_with_endpoint
 
     only = selected_areas(args.areas)
     try:
@@ -69,9 +74,19 @@ def run_bench_all(args: argparse.Namespace) -> int:
     except ValueError as error:
         raise UserFacingError(str(error)) from error
     settings = load_settings()
-    spark = get_spark(settings)
+    endpoint = None
+    if "sql" in only:
+        # The SQL endpoint's session (its guard, the FAIR scheduler) and the endpoint, before anything else runs.
+        spark, endpoint = session_with_endpoint(settings)
+    else:
+        spark = get_spark(settings)
     work_dir = args.work_dir or settings.lineage_home / "bench-all"
-    text, _timings = run_all(spark, settings, size, args.out, work_dir, reproducing_command(args), only)
+    try:
+        text, _timings = run_all(spark, settings, size, args.out, work_dir, reproducing_command(args), only,
+                                 endpoint=endpoint)
+    finally:
+        if endpoint is not None:
+            endpoint.stop()
     print(text)
     print(f"wrote {args.out}")
     return 0

@@ -1,5 +1,5 @@
-"""``serve``: the OpenLineage HTTP collector (optionally keeping the warehouse current), and
-``bench collector``."""
+"""``serve``: the OpenLineage HTTP collector (optionally keeping the warehouse current, with the SQL endpoint),
+``bench collector`` and ``bench sql``."""
 
 from __future__ import annotations
 
@@ -131,6 +131,28 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     bench.add_argument("--freshness-events", type=int, default=3, help="events timed for freshness (default 3)")
     bench.set_defaults(handler=run_bench_collector)
 
+    bench_sql = groups["bench"].add_parser(
+        "sql",
+        help="queries/s and p50/p95 through the SQL endpoint (PyHive) beside the same queries in-process, "
+        "idle and during a build round",
+        description="Starts the SQL endpoint in this process's Spark session (on a free loopback port), builds or "
+        "reuses a warehouse of synthetic events on the schema prefix bench_sql_N_, then times a point lookup on "
+        "lineage.runs, an aggregate over lineage.dataset_versions and a join of schema versions with their fields, "
+        "through the endpoint and in-process: idle, with several clients at once, and while a build round "
+        "(ingest a new batch, incremental dbt build) runs in the same session.",
+    )
+    bench_sql.add_argument("--events", type=int, default=1_000_000, help="synthetic events (default 1000000)")
+    bench_sql.add_argument("--queries", type=int, default=100,
+                           help="timed queries of each kind, path and condition (default 100)")
+    bench_sql.add_argument("--warmup", type=int, default=10, help="untimed queries of each kind first (default 10)")
+    bench_sql.add_argument("--clients", type=int, default=2,
+                           help="clients at once for the queries/s figure (default 2; below 2: skipped)")
+    bench_sql.add_argument("--round-events", type=int, default=10_000,
+                           help="synthetic events the build round ingests and builds (default 10000)")
+    bench_sql.add_argument("--work-dir", type=Path, default=None, help="generated files (default LINEAGE_HOME/bench)")
+    bench_sql.add_argument("--rebuild", action="store_true", help="rebuild the bench warehouse even if it exists")
+    bench_sql.set_defaults(handler=run_bench_sql)
+
 
 def run_serve(args: argparse.Namespace) -> int:
     settings = load_settings()
@@ -233,4 +255,22 @@ def run_bench_collector(args: argparse.Namespace) -> int:
         freshness=not args.skip_freshness, freshness_every=args.freshness_every,
         freshness_events=args.freshness_events,
     )
+    return 0
+
+
+def run_bench_sql(args: argparse.Namespace) -> int:
+    # The benchmark needs the dev extras (PyHive): imported when it runs, so the CLI starts without them.
+    from python_jobs.tools.bench.sql import SqlBenchConfig, run_sql_bench, session_with_endpoint
+
+    if args.queries < 1 or args.warmup < 0 or args.round_events < 2:
+        raise UserFacingError("--queries must be at least 1, --warmup at least 0, --round-events at least 2")
+    settings = load_settings()
+    config = SqlBenchConfig(queries=args.queries, warmup=args.warmup, clients=args.clients,
+                            round_events=args.round_events)
+    spark, endpoint = session_with_endpoint(settings)
+    try:
+        run_sql_bench(spark, endpoint, settings, args.events, config, args.work_dir or settings.lineage_home / "bench",
+                      rebuild=args.rebuild)
+    finally:
+        endpoint.stop()
     return 0

@@ -1,1 +1,1 @@
-"""Operations on a live warehouse: the writer lock, leftover cleanup and compaction."""
+"""Operations on a live warehouse: the writer lock, leftover cleanup, compaction and retired folders."""

@@ -6,23 +6,32 @@ footers, so builds would slow down with the number of past builds rather than wi
 Iceberg tables have their own compaction (``OPTIMIZE``, ``rewrite_data_files``); plain Parquet tables in
 the Hive metastore have none, so this module provides it.
 
-A table is rewritten into a new folder beside its own (``<folder>__compacted-<digest of the old file
-list>``), then pointed at it with ``alter table ... set location``: one metastore update, so the table
-changes from all old files to all new ones at once and keeps its properties (the incremental models'
-``lineage.input_through``), comments and column types. The old folder is deleted last. A run that stops
-at any step leaves at most a folder that the table does not point at, and the next run deletes such
-folders before it looks at the table.
+A table's folder holds the files of its first build or last compaction at its root, and, for a table the
+adapter appends to (storage option ``recursiveFileLookup=true``), one ``append-<stamp>`` subfolder per append,
+published by one folder rename. This module lists what Spark reads there: the root's files and the files in
+``append-*`` subfolders, skipping hidden names (``_``, ``.``) at every level as Spark does; a table whose folder
+holds any other visible subfolder is left alone, since a rewrite could not tell whether Spark reads it.
+
+A table is rewritten into a new folder beside its own (``<folder>__compacted-<digest of the listed files>``),
+then pointed at it with ``alter table ... set location``: one metastore update, so the table changes from all
+old files to all new ones at once and keeps its properties (the incremental models' ``lineage.input_through``),
+storage options, comments and column types. The old folder is then *retired*, not deleted
+(``ops/retired_folders.py``): a hidden marker dates it, and it is deleted once the grace period is over, so a
+reader that listed the old files before the switch still reads them. A run that stops at any step leaves at
+most a folder that the table does not point at: the next run retires the old folder of a switch it finds
+unfinished, and deletes at once a new folder it never switched to.
 
 The rewrite reads exactly the files it listed, and the new folder records them in a hidden manifest
-(``_compacted_from.json``). A file appended to the old folder while the rewrite ran (a build committing
-its insert) is therefore not in the new files: it is moved into the new folder before the old one is
-deleted, also by the next run when this one stopped after the switch. So an append that commits during a
-compaction is kept. A reader that listed the old files before the switch still fails when they are
-deleted, and a writer still running when the old folder goes fails, so run it while no ingest or build
-runs, like any maintenance job. Managed, unpartitioned, unbucketed Parquet tables are
-rewritten whole (the facet winner tables are bucketed by entity, and bucket ids live in file names);
-``raw.lineage_events`` is rewritten one sealed ingest block at a time, each partition switched with
-``alter table ... partition ... set location``.
+(``_compacted_from.json``). An append that commits in the old folder while the rewrite runs (a writer outside
+the writer lock; every writer of the project takes it, so none does) is therefore not in the new files: its
+``append-*`` folder is moved whole into the new folder, by one rename (a file at the root, the way plain
+inserts append, is moved by itself), before the old folder is retired, also by the next run when this one
+stopped after the switch. So such an append is kept; a reader may miss its rows between the switch and the
+move, and one that listed its files in the old folder fails to open them once moved.
+Managed, unpartitioned, unbucketed Parquet tables are rewritten whole (the facet winner tables are bucketed by
+entity, and bucket ids live in file names); ``raw.lineage_events`` is rewritten one sealed ingest block at a
+time, each partition switched with ``alter table ... partition ... set location`` and its old folder retired
+the same way. Before it compacts, a run deletes the warehouse's retired folders whose grace is over.
 """
 
 from __future__ import annotations
@@ -31,7 +40,7 @@ import hashlib
 import json
 import re
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from pyspark.sql import DataFrame, SparkSession
@@ -45,10 +54,12 @@ from python_jobs.ingest.lineage import (
     is_partitioned_by_block,
 )
 from python_jobs.ingest.lineage_contract import RAW_PARTITION_COLUMN
+from python_jobs.ops import retired_folders
 from python_jobs.settings import LAYERS, Settings
 
 COMPACTED_MARK = "__compacted-"
 MANIFEST = "_compacted_from.json"  # hidden from Spark's listing: a leading underscore
+APPEND_PREFIX = "append-"  # a published append: one subfolder per append (the adapter's published_writes)
 DEFAULT_MIN_FILES = 32
 TARGET_FILE_BYTES = 128 * 1024 * 1024
 
@@ -82,10 +93,62 @@ def output_file_count(total_bytes: int, target_file_bytes: int = TARGET_FILE_BYT
     return max(1, -(-total_bytes // target_file_bytes))
 
 
+def is_hidden(name: str) -> bool:
+    """Names Spark's file listing skips: a leading ``.``, a leading ``_`` (but ``_a=1``, a partition folder,
+    is read), and files still being copied."""
+    return name.startswith(".") or (name.startswith("_") and "=" not in name) or name.endswith("._COPYING_")
+
+
 def data_files(entries: Iterable[tuple[str, bool, int]]) -> list[tuple[str, int]]:
-    """The files Spark reads in a table folder: Spark skips names starting with ``_`` or ``.``."""
-    return sorted((name, size) for name, is_folder, size in entries
-                  if not is_folder and not name.startswith(("_", ".")))
+    """The files Spark reads in one folder's listing ``(name, is_folder, bytes)``: not folders, not hidden."""
+    return sorted((name, size) for name, is_folder, size in entries if not is_folder and not is_hidden(name))
+
+
+def is_append_folder(name: str) -> bool:
+    return name.startswith(APPEND_PREFIX)
+
+
+def foreign_folders(entries: Iterable[tuple[str, bool, int]]) -> list[str]:
+    """Visible subfolders of a table folder that are not appends: Spark may read them, this module does not."""
+    return sorted(name for name, is_folder, _ in entries
+                  if is_folder and not is_hidden(name) and not is_append_folder(name))
+
+
+Listing = Callable[[str], list[tuple[str, bool, int]]]
+
+
+def _files_below(children: Listing, folder: str, prefix: str) -> list[tuple[str, int]]:
+    entries = children(folder)
+    files = [(f"{prefix}{name}", size) for name, size in data_files(entries)]
+    for name, is_folder, _ in entries:
+        if is_folder and not is_hidden(name):
+            files += _files_below(children, f"{folder}/{name}", f"{prefix}{name}/")
+    return files
+
+
+def table_files(
+    children: Listing, folder: str, entries: Sequence[tuple[str, bool, int]] | None = None
+) -> list[tuple[str, int]]:
+    """The data files of a table folder, as paths relative to it: the root's files and every visible file
+    in its ``append-*`` subfolders (at any depth). ``children`` lists a folder; ``entries`` is the root's
+    listing when the caller has it."""
+    entries = children(folder) if entries is None else entries
+    files = data_files(entries)
+    for name, is_folder, _ in entries:
+        if is_folder and is_append_folder(name):
+            files += _files_below(children, f"{folder}/{name}", f"{name}/")
+    return sorted(files)
+
+
+def late_entries(entries: Iterable[tuple[str, bool, int]], rewritten: set[str]) -> list[str]:
+    """What of an old table folder a compaction did not rewrite: root files and whole ``append-*`` folders
+    that hold none of the rewritten files (``rewritten``: paths relative to the folder)."""
+    entries = list(entries)
+    rewritten_folders = {path.split("/", 1)[0] for path in rewritten if "/" in path}
+    files = [name for name, _ in data_files(entries) if name not in rewritten]
+    folders = [name for name, is_folder, _ in entries
+               if is_folder and is_append_folder(name) and name not in rewritten_folders]
+    return sorted(files + folders)
 
 
 def needs_compaction(files: Sequence[tuple[str, int]], min_files: int) -> bool:
@@ -110,6 +173,19 @@ def stale_folders(current_name: str, sibling_folders: Iterable[str]) -> list[str
     base = base_name(current_name)
     return sorted(name for name in sibling_folders
                   if name != current_name and (name == base or name.startswith(base + COMPACTED_MARK)))
+
+
+def stale_action(name: str, original: str, retired: bool, replaced_by_current: bool) -> str:
+    """What becomes of a folder the table (or partition) does not point at, beside its current one:
+
+    - ``keep``: it is retired already; it is deleted when its grace is over;
+    - ``retire``: the table read it once, as its ``original`` folder or as the folder the current one's
+      manifest says it replaced (``replaced_by_current``), and a reader may still be reading it;
+    - ``delete``: a new folder of a run that stopped before switching to it: no reader ever listed it.
+    """
+    if retired:
+        return "keep"
+    return "retire" if replaced_by_current or name == original else "delete"
 
 
 def manifest_text(source_folder: str, file_names: Iterable[str]) -> str:
@@ -176,30 +252,46 @@ def _read_listed(spark: SparkSession, folder: TableFolder, files: Sequence[tuple
     return spark.read.schema(schema).parquet(*[f"{folder.location}/{name}" for name, _ in files])
 
 
-def retire_folder(hadoop: HadoopFiles, old: str, current: str, rewritten: set[str]) -> int:
-    """Deletes a folder the table no longer reads, after moving into ``current`` every data file that
-    the compaction did not rewrite: appends that committed while it ran. Returns how many it moved."""
-    late = [name for name, _ in data_files(hadoop.children(old)) if name not in rewritten]
+def move_late_appends(hadoop: HadoopFiles, old: str, current: str, rewritten: set[str]) -> int:
+    """Moves into ``current`` what a compaction of ``old`` did not rewrite: appends that committed while it
+    ran, each ``append-*`` folder by one rename. Returns how many entries it moved."""
+    late = late_entries(hadoop.children(old), rewritten)
     for name in late:
         hadoop.move_into(f"{old}/{name}", current)
-    hadoop.delete(old)
     return len(late)
 
 
+def retire_folder(hadoop: HadoopFiles, old: str, current: str, rewritten: set[str], table: str) -> int:
+    """Retires a folder the table no longer reads, after moving into ``current`` every append that the
+    compaction did not rewrite. Returns how many entries it moved."""
+    moved = move_late_appends(hadoop, old, current, rewritten)
+    retired_folders.retire(hadoop, old, table)
+    return moved
+
+
 def remove_stale_folders(hadoop: HadoopFiles, folder: TableFolder) -> int:
-    """Deletes the folders that earlier runs left beside the table's own: the folder a switched table
-    used to read (its late appends are moved over first, as the current folder's manifest tells) and new
-    folders never switched to. Returns how many files it moved into the table."""
+    """Settles the folders that earlier runs left beside the table's own (``stale_action``): the folder a
+    switched table used to read is retired, after its late appends are moved over as the current folder's
+    manifest tells; new folders never switched to are deleted. Returns how many entries it moved into the
+    table."""
     parent, name = _parent_and_name(folder.location)
     siblings = [entry_name for entry_name, is_folder, _ in hadoop.children(parent) if is_folder]
     manifest = hadoop.read_text(f"{folder.location}/{MANIFEST}")
     moved = 0
     for stale_name in stale_folders(name, siblings):
+        stale = f"{parent}/{stale_name}"
         rewritten = rewritten_files(manifest, stale_name)
-        if rewritten is None:
-            hadoop.delete(f"{parent}/{stale_name}")
-        else:
-            moved += retire_folder(hadoop, f"{parent}/{stale_name}", folder.location, rewritten)
+        retired = retired_folders.read_retired(hadoop, stale) is not None
+        if rewritten is not None:
+            late = move_late_appends(hadoop, stale, folder.location, rewritten)
+            moved += late
+            if late and retired:  # it changed: its grace starts over
+                retired_folders.retire(hadoop, stale, folder.table)
+        action = stale_action(stale_name, base_name(name), retired, rewritten is not None)
+        if action == "retire":
+            retired_folders.retire(hadoop, stale, folder.table)
+        elif action == "delete":
+            hadoop.delete(stale)
     return moved
 
 
@@ -210,8 +302,9 @@ def compact_table(
     started = time.monotonic()
     if remove_stale_folders(hadoop, folder):
         spark.sql(f"refresh table {folder.table}")
-    files = data_files(hadoop.children(folder.location))
-    if not needs_compaction(files, min_files):
+    entries = hadoop.children(folder.location)
+    files = table_files(hadoop.children, folder.location, entries)
+    if foreign_folders(entries) or not needs_compaction(files, min_files):
         return None
     parent, name = _parent_and_name(folder.location)
     file_names = [file_name for file_name, _ in files]
@@ -219,9 +312,10 @@ def compact_table(
     _rewrite(_read_listed(spark, folder, files), files, target)
     hadoop.write_text(f"{target}/{MANIFEST}", manifest_text(name, file_names))
     spark.sql(f"alter table {folder.table} set location '{target}'")
-    retire_folder(hadoop, folder.location, target, set(file_names))
+    retire_folder(hadoop, folder.location, target, set(file_names), folder.table)
     spark.sql(f"refresh table {folder.table}")
-    return Compaction(folder.table, len(files), len(data_files(hadoop.children(target))), time.monotonic() - started)
+    files_after = len(table_files(hadoop.children, target))
+    return Compaction(folder.table, len(files), files_after, time.monotonic() - started)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -258,8 +352,9 @@ def _partition_location(spark: SparkSession, hadoop: HadoopFiles, table: str, bl
 def _live_block_folders(
     spark: SparkSession, hadoop: HadoopFiles, table: str, location: str, remove_stale: bool = True
 ) -> dict[int, str]:
-    """The folder of each sealed block. The other folders of a block (left by a run that stopped between
-    writing a block's new folder and deleting its old one) are deleted unless ``remove_stale`` is false."""
+    """The folder of each sealed block. The other folders of a block (the one a compaction switched away
+    from, or the new one of a run that stopped before its switch) are settled as ``stale_action`` says,
+    unless ``remove_stale`` is false."""
     highest = highest_block(spark, table)
     folders: dict[int, list[str]] = {}
     for name, is_folder, _ in hadoop.children(location):
@@ -272,10 +367,20 @@ def _live_block_folders(
             live[block] = names[0]
             continue
         _, current = _parent_and_name(_partition_location(spark, hadoop, table, block))
-        for name in names:
-            if name != current and remove_stale:
-                hadoop.delete(f"{location}/{name}")
         live[block] = current
+        if not remove_stale:
+            continue
+        manifest = hadoop.read_text(f"{location}/{current}/{MANIFEST}")
+        for name in names:
+            if name == current:
+                continue
+            retired = retired_folders.read_retired(hadoop, f"{location}/{name}") is not None
+            action = stale_action(name, f"{RAW_PARTITION_COLUMN}={block}", retired,
+                                  rewritten_files(manifest, name) is not None)
+            if action == "retire":
+                retired_folders.retire(hadoop, f"{location}/{name}", table)
+            elif action == "delete":
+                hadoop.delete(f"{location}/{name}")
     return live
 
 
@@ -301,12 +406,15 @@ def compact_raw_blocks(
         if dry_run:
             done.append(Compaction(label, len(files), 0, 0.0))
             continue
-        target = f"{folder.location}/{compacted_block_name(block, [file_name for file_name, _ in files])}"
+        file_names = [file_name for file_name, _ in files]
+        target = f"{folder.location}/{compacted_block_name(block, file_names)}"
         rows = spark.table(table).where(F.col(RAW_PARTITION_COLUMN) == block).drop(RAW_PARTITION_COLUMN)
         _rewrite(rows, files, target, RAW_COMPRESSION)
+        hadoop.write_text(f"{target}/{MANIFEST}", manifest_text(name, file_names))
         spark.sql(f"alter table {table} partition ({RAW_PARTITION_COLUMN}={block}) set location '{target}'")
         spark.sql(f"refresh table {table}")
-        hadoop.delete(block_folder)
+        # A sealed block gains no files: nothing to move over.
+        retired_folders.retire(hadoop, block_folder, table)
         done.append(Compaction(label, len(files), len(data_files(hadoop.children(target))), time.monotonic() - started))
     return done
 
@@ -329,17 +437,21 @@ def warehouse_tables(spark: SparkSession, settings: Settings) -> list[str]:
 def compact_warehouse(
     spark: SparkSession, settings: Settings, min_files: int = DEFAULT_MIN_FILES, dry_run: bool = False
 ) -> list[Compaction]:
-    """Compacts every eligible table of the warehouse with at least ``min_files`` files. ``dry_run`` only
-    reports them (``files_after`` is 0)."""
+    """Deletes the retired folders whose grace is over, then compacts every eligible table of the warehouse
+    with at least ``min_files`` files. ``dry_run`` only reports them (``files_after`` is 0) and deletes
+    nothing."""
     hadoop = HadoopFiles(spark)
+    if not dry_run:
+        retired_folders.sweep(spark, settings, hadoop)
     done = compact_raw_blocks(spark, hadoop, settings, min_files, dry_run)
     for table in warehouse_tables(spark, settings):
         folder = table_folder(spark, hadoop, table)
         if folder is None or not folder.compactable:
             continue
         if dry_run:
-            files = data_files(hadoop.children(folder.location))
-            if needs_compaction(files, min_files):
+            entries = hadoop.children(folder.location)
+            files = table_files(hadoop.children, folder.location, entries)
+            if not foreign_folders(entries) and needs_compaction(files, min_files):
                 done.append(Compaction(table, len(files), 0, 0.0))
             continue
         result = compact_table(spark, hadoop, folder, min_files)

@@ -10,6 +10,13 @@ extra rows in ``int_lineage_sighting_revisions``). Dynamic partition overwrites 
 
 Only a process that holds the warehouse writer lock writes, so when the lock is freshly taken any such folder
 belongs to a writer that is gone. ``remove_stale_writes`` deletes them; the lock calls it on acquisition.
+
+Retired folders (``ops/retired_folders.py``: folders that compaction and the rebuilds of Python table models
+switched tables away from, kept for a grace period) are another leftover, removed by
+``remove_expired_retired`` when a writer *releases* the lock, not when it takes it: deleting one needs the
+metastore, to be sure no table or partition points at it (the adapter marks a folder before its switch), and the
+lock is taken before Spark starts, while by its release a writer that wrote the warehouse has a session. Every
+writer takes the lock, plain ``dbt build`` included, so retired folders do not pile up between compactions.
 """
 
 from __future__ import annotations
@@ -76,3 +83,21 @@ def remove_stale_writes(settings: Settings) -> list[Path]:
         print(f"writer lock: removed {len(removed)} unfinished write folder(s) left by a killed writer: {shown}",
               file=sys.stderr, flush=True)
     return removed
+
+
+def remove_expired_retired(settings: Settings) -> list[str]:
+    """Deletes the retired folders whose grace is over, when this process has a Spark session (without one it
+    wrote nothing through Spark, and cannot ask the metastore); call it only while holding the writer lock. A
+    failure is reported and does not fail the writer: the next one sweeps again."""
+    # Imported here: a cycle. retired_folders uses HadoopFiles (ingest/lineage.py), which imports
+    # python_jobs.spark, which imports this module (through metastore.py and lock.py).
+    from python_jobs.ops.retired_folders import active_session, sweep
+
+    spark = active_session()
+    if spark is None:
+        return []
+    try:
+        return sweep(spark, settings)
+    except Exception as error:  # a cleanup: it must neither fail the write nor hide the write's own error
+        print(f"writer lock: could not remove expired retired folders: {error}", file=sys.stderr, flush=True)
+        return []

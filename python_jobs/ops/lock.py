@@ -17,6 +17,9 @@ Two implementations, chosen by the target:
 
 The lock is re-entrant per process: ``python -m python_jobs dbt build`` holds it, and the adapter inside
 the same process finds it held and does not take it again.
+
+A fresh acquisition first removes the unfinished writes a killed writer left; the last release first removes
+the retired folders whose grace is over, when the process has a Spark session (``ops/leftovers.py``).
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ from pathlib import Path
 from typing import Protocol
 
 from python_jobs.errors import UserFacingError
-from python_jobs.ops.leftovers import remove_stale_writes
+from python_jobs.ops.leftovers import remove_expired_retired, remove_stale_writes
 from python_jobs.settings import Settings
 
 LOCAL_LOCK_NAME = "writer.lock"
@@ -368,7 +371,7 @@ def writer_lock(settings: Settings, command: str, wait_seconds: float | None = N
     try:
         yield holder
     finally:
-        release(backend)
+        _sweep_and_release(settings, backend)
 
 
 def hold_until_exit(settings: Settings, command: str, wait_seconds: float | None = None) -> LockHolder:
@@ -381,7 +384,7 @@ def hold_until_exit(settings: Settings, command: str, wait_seconds: float | None
     if already is not None:
         return already
     holder = _acquire_and_sweep(settings, backend, command, wait_seconds)
-    atexit.register(release, backend)
+    atexit.register(_sweep_and_release, settings, backend)
     return holder
 
 
@@ -399,3 +402,16 @@ def _acquire_and_sweep(
             release(backend)
             raise
     return holder
+
+
+def _sweep_and_release(settings: Settings, backend: LockBackend) -> None:
+    """Releases one hold; the last one of this process first removes the retired folders whose grace is over
+    (ops/leftovers.py), while no other writer can switch a table."""
+    with _held_guard:
+        held = _held.get(backend.location)
+        last = held is not None and held.depth == 1
+    try:
+        if last:
+            remove_expired_retired(settings)
+    finally:
+        release(backend)

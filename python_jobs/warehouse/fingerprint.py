@@ -21,9 +21,11 @@ def _row_hash(columns: list[str]) -> Column:
     return F.xxhash64(*[F.col(f"`{c}`").cast("string") for c in columns]) if columns else F.lit(0)
 
 
-def table_fingerprint(spark: SparkSession, table: str) -> dict[str, object]:
+def table_fingerprint(spark: SparkSession, table: str, volatile: bool = False) -> dict[str, object]:
+    """Rows and the sum of their hashes; ``volatile`` includes the ``VOLATILE_COLUMNS`` too (to compare a
+    table with itself at another moment, where every value must be the same)."""
     frame = spark.table(table)
-    columns = [c for c in frame.columns if c not in VOLATILE_COLUMNS]
+    columns = [c for c in frame.columns if volatile or c not in VOLATILE_COLUMNS]
     row_hash = _row_hash(columns)
     # Summing per-row hashes makes the digest independent of row order and partitioning.
     row = frame.select(

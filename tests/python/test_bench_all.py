@@ -17,6 +17,7 @@ AREA_TITLES = (
     "Registry",
     "Collector (POST /api/v1/lineage on loopback)",
     "Marquez read API",
+    "SQL endpoint",
 )
 NUMBER = re.compile(r"\d")
 
@@ -51,6 +52,8 @@ def test_sizes() -> None:
 
 def every_area_from_figures(tmp_path: Path) -> tuple[list[Area], list[tuple[str, str]]]:
     """Each area's table and the plots, built from results shaped as the benchmarks return them."""
+    from test_bench_sql import fake_sql_bench  # tests/python is on sys.path
+
     from python_jobs.tools.bench import areas, plots
     from python_jobs.tools.bench.changelog import BenchConfig, BenchReport, RoundResult
     from python_jobs.tools.bench.collector import CollectorBench
@@ -89,6 +92,7 @@ def every_area_from_figures(tmp_path: Path) -> tuple[list[Area], list[tuple[str,
         areas.read_api_table(ApiLatency(60.0, "3 jobs / 4 datasets / 5 runs",
                                         {name: [1.0, 2.0, 400.0 if "lineage" in name else 3.0] * 10
                                          for name in LATENCY_CASES}, "1", "1"), 10_000),
+        areas.sql_table(fake_sql_bench()),
     ]
     plot_dir = tmp_path / "docs" / "bench"
     drawn = [

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from dbt.adapters.spark_python.published_writes import clear_retired_default_folder, replace_table_data
 
 from python_jobs.ops import compaction
 from python_jobs.ops.compaction import (
@@ -14,12 +16,19 @@ from python_jobs.ops.compaction import (
     compact_warehouse,
     compacted_name,
     data_files,
+    foreign_folders,
+    is_hidden,
+    late_entries,
     manifest_text,
     needs_compaction,
     output_file_count,
     rewritten_files,
+    stale_action,
     stale_folders,
+    table_files,
 )
+from python_jobs.ops.leftovers import remove_expired_retired
+from python_jobs.ops.retired_folders import GRACE_ENV, MARKER, marker_text
 from python_jobs.warehouse.fingerprint import warehouse_fingerprint
 
 
@@ -38,6 +47,39 @@ def test_output_file_count_and_threshold() -> None:
 def test_data_files_skip_hidden_entries_and_folders() -> None:
     entries = [("part-1.parquet", False, 10), ("_SUCCESS", False, 0), (".part-1.crc", False, 1), ("sub", True, 0)]
     assert data_files(entries) == [("part-1.parquet", 10)]
+    # Spark's rule: a leading underscore hides a name unless it holds "=" (a partition folder).
+    assert is_hidden("_staged_append") and is_hidden(".x.crc") and is_hidden("part-1._COPYING_")
+    assert not is_hidden("_a=1") and not is_hidden("append-20261126T232100123456Z")
+
+
+def test_table_files_are_the_root_files_and_the_files_of_append_folders_at_any_depth() -> None:
+    tree = {
+        "t": [("part-0", False, 5), ("_SUCCESS", False, 0), ("append-1", True, 0), ("append-2", True, 0),
+              ("_staged_append", True, 0), (MARKER, False, 9)],
+        "t/append-1": [("part-1", False, 6), (".part-1.crc", False, 1), ("_SUCCESS", False, 0)],
+        "t/append-2": [("part-2", False, 7), ("deeper", True, 0), ("_hidden", True, 0)],
+        "t/append-2/deeper": [("part-3", False, 8)],
+        "t/append-2/_hidden": [("part-4", False, 9)],
+        "t/_staged_append": [("part-5", False, 10)],
+    }
+    files = table_files(lambda folder: tree.get(folder, []), "t")
+    assert files == [("append-1/part-1", 6), ("append-2/deeper/part-3", 8), ("append-2/part-2", 7), ("part-0", 5)]
+    assert foreign_folders(tree["t"]) == []
+    assert foreign_folders([*tree["t"], ("other", True, 0), ("_p=1", True, 0)]) == ["_p=1", "other"]
+
+
+def test_late_entries_are_root_files_and_whole_append_folders_the_rewrite_did_not_list() -> None:
+    entries = [("part-0", False, 5), ("part-late", False, 5), ("append-1", True, 0), ("append-late", True, 0),
+               ("_staged_append", True, 0), (MANIFEST, False, 1)]
+    rewritten = {"part-0", "append-1/part-1"}
+    assert late_entries(entries, rewritten) == ["append-late", "part-late"]
+
+
+def test_what_becomes_of_a_folder_the_table_left() -> None:
+    assert stale_action("jobs", "jobs", retired=False, replaced_by_current=False) == "retire"  # the original
+    assert stale_action("jobs__compacted-1", "jobs", retired=False, replaced_by_current=True) == "retire"
+    assert stale_action("jobs__compacted-2", "jobs", retired=False, replaced_by_current=False) == "delete"
+    assert stale_action("jobs", "jobs", retired=True, replaced_by_current=True) == "keep"
 
 
 def test_folder_names() -> None:
@@ -103,7 +145,8 @@ def test_compaction_keeps_rows_properties_and_append_order(spark, isolated_setti
     # Partitioned and bucketed tables are left alone.
     assert len(spark.table(parted).inputFiles()) == 5
     assert len(spark.table(bucketed).inputFiles()) >= 5
-    assert not original.exists() and not orphan.exists()
+    # The old folder is retired (kept for readers that listed it), the never-switched-to orphan deleted.
+    assert (original / MARKER).exists() and not orphan.exists()
     assert _local(_location(spark, table)).name.startswith("appended" + COMPACTED_MARK)
     properties = {row["key"]: row["value"] for row in spark.sql(f"show tblproperties {table}").collect()}
     assert properties["lineage.input_through"] == "40"
@@ -122,11 +165,11 @@ def test_compaction_keeps_rows_properties_and_append_order(spark, isolated_setti
     first_compacted = _local(_location(spark, table))
     done = compact_warehouse(spark, isolated_settings, min_files=files)
     assert [(c.table, c.files_before, c.files_after) for c in done] == [(table, files, 1)]
-    assert not first_compacted.exists()
+    assert (first_compacted / MARKER).exists() and (original / MARKER).exists()
     assert spark.table(table).count() == 51
 
 
-def test_a_switch_whose_old_folder_was_not_deleted_is_cleaned_up(spark, isolated_settings) -> None:
+def test_a_switch_whose_old_folder_was_not_retired_is_retired_by_the_next_run(spark, isolated_settings) -> None:
     staging = isolated_settings.schema("staging")
     table = f"{staging}.switched"
     spark.sql(f"create table {table} (a int) using parquet")
@@ -141,8 +184,31 @@ def test_a_switch_whose_old_folder_was_not_deleted_is_cleaned_up(spark, isolated
     assert _local(original).exists()
 
     assert compact_warehouse(spark, isolated_settings, min_files=2) == []
-    assert not _local(original).exists()
+    assert (_local(original) / MARKER).exists()  # the table read it: a reader may still be reading it
     assert sorted(row["a"] for row in spark.table(table).collect()) == [0, 1, 2]
+
+    # Dropped and created again under its name (dbt's full refresh): the retired first folder at the default
+    # location gives way, where Spark alone would refuse with LOCATION_ALREADY_EXISTS.
+    assert not clear_retired_default_folder(spark, table)  # the table still exists and points elsewhere
+    spark.sql(f"drop table {table}")
+    assert clear_retired_default_folder(spark, table)
+    spark.sql(f"create table {table} using parquet as select 7 as a")
+    assert [row["a"] for row in spark.table(table).collect()] == [7]
+    assert _location(spark, table) == original
+
+
+def test_a_python_table_switches_its_data_and_rebuilds_whole_when_its_columns_change(spark, isolated_settings) -> None:
+    table = isolated_settings.table("staging", "python_table")
+    replace_table_data(spark, spark.range(3).selectExpr("id as a"), table, "parquet", None)
+    first = _location(spark, table)
+    replace_table_data(spark, spark.range(4).selectExpr("id as a"), table, "parquet", None)
+    # Same columns: the new data in a folder beside, the old one retired for readers still listing it.
+    assert _location(spark, table) != first and (_local(first) / MARKER).exists()
+    assert spark.table(table).count() == 4
+    # Changed columns: dropped and created again at the default location, which the retired folder held.
+    replace_table_data(spark, spark.range(2).selectExpr("id as a", "'x' as b"), table, "parquet", None)
+    assert _location(spark, table) == first
+    assert sorted(tuple(row) for row in spark.table(table).collect()) == [(0, "x"), (1, "x")]
 
 
 def test_an_append_that_commits_during_a_compaction_is_kept(spark, isolated_settings, monkeypatch) -> None:
@@ -173,7 +239,9 @@ def test_an_append_that_commits_during_a_compaction_is_kept(spark, isolated_sett
 
     monkeypatch.undo()
     assert compact_warehouse(spark, isolated_settings, min_files=10) == []
-    assert not original.exists()
+    # The late file moved over, the rewritten ones stay for readers, and the folder is retired.
+    assert len(data_files((p.name, p.is_dir(), 0) for p in original.iterdir())) == 4
+    assert (original / MARKER).exists()
     assert sorted(row["a"] for row in spark.table(table).collect()) == [0, 1, 2, 3, 100]
 
     # Without a stop, the late row is moved over in the same run.
@@ -181,7 +249,71 @@ def test_an_append_that_commits_during_a_compaction_is_kept(spark, isolated_sett
     (done,) = compact_warehouse(spark, isolated_settings, min_files=2)
     assert (done.files_before, done.files_after) == (2, 2)  # the rewritten file and the late one
     assert sorted(row["a"] for row in spark.table(table).collect()) == [0, 1, 2, 3, 100, 100]
-    assert not compacted.exists()
+    assert (compacted / MARKER).exists()
+
+
+def _publish_append(spark, folder: Path, values: list[int], stamp: str) -> Path:
+    """What the adapter's published append does: write into the hidden ``_staged_append``, then one rename."""
+    staged = folder / "_staged_append"
+    spark.createDataFrame([(value,) for value in values], "a int").write.parquet(str(staged))
+    published = folder / f"append-{stamp}"
+    staged.rename(published)
+    return published
+
+
+def test_append_folders_are_compacted_and_the_old_folder_is_retired_until_its_grace_is_over(
+    spark, isolated_settings, monkeypatch
+) -> None:
+    table = isolated_settings.table("staging", "published")
+    spark.sql(f"create table {table} (a int) using parquet options ('recursiveFileLookup' = 'true')")
+    spark.sql(f"insert into {table} values (0), (1)")  # the first build writes at the root
+    original = _local(_location(spark, table))
+    for index in range(1, 4):
+        _publish_append(spark, original, [10 * index, 10 * index + 1], f"2026112{index}T000000000000000Z")
+    spark.sql(f"refresh table {table}")
+    values = [0, 1, 10, 11, 20, 21, 30, 31]
+    assert sorted(row["a"] for row in spark.table(table).collect()) == values
+    # A reader that listed the table's files before the compaction, in a session of its own as the SQL
+    # endpoint gives each client (the writer's session re-lists its own DataFrames at each refresh).
+    before_switch = spark.newSession().table(table)
+    files = len(before_switch.inputFiles())
+    assert files >= 4
+
+    rewrite = compaction._rewrite
+    late = "append-20261129T000000000000000Z"
+
+    def rewrite_while_an_append_publishes(*args, **kwargs) -> None:
+        rewrite(*args, **kwargs)
+        _publish_append(spark, original, [99], late.removeprefix("append-"))  # not in the listing
+
+    monkeypatch.setattr(compaction, "_rewrite", rewrite_while_an_append_publishes)
+    (done,) = compact_warehouse(spark, isolated_settings, min_files=4)
+    monkeypatch.undo()
+    compacted = _local(_location(spark, table))
+    assert compacted.name.startswith("published" + COMPACTED_MARK)
+    # One rewritten file, and the late append moved over whole.
+    assert (compacted / late).is_dir() and not (original / late).exists()
+    late_files = len(data_files((p.name, p.is_dir(), 0) for p in (compacted / late).iterdir()))
+    assert (done.files_before, done.files_after) == (files, 1 + late_files)
+    assert sorted(row["a"] for row in spark.table(table).collect()) == [*values, 99]
+    # The old folder is retired, not deleted: the reader's listing still opens.
+    assert json.loads((original / MARKER).read_text())["table"] == table
+    assert sorted(row["a"] for row in before_switch.collect()) == values
+    # Appends go on into the new folder, read through the storage option the switch kept.
+    _publish_append(spark, compacted, [100], "20261130T000000000000000Z")
+    spark.sql(f"refresh table {table}")
+    assert sorted(row["a"] for row in spark.table(table).collect()) == [*values, 99, 100]
+
+    # The sweep a writer runs before releasing the lock: within the grace it keeps the folder.
+    assert remove_expired_retired(isolated_settings) == []
+    assert original.exists()
+    # After the grace it deletes it, but never a folder a table points at, even a marked one (a switch that
+    # failed after its old folder was marked).
+    (compacted / MARKER).write_text(marker_text(table, datetime(2026, 1, 1, tzinfo=UTC)))
+    monkeypatch.setenv(GRACE_ENV, "0")
+    assert [_local(folder) for folder in remove_expired_retired(isolated_settings)] == [original]
+    assert not original.exists() and compacted.exists()
+    assert sorted(row["a"] for row in spark.table(table).collect()) == [*values, 99, 100]
 
 
 def test_sealed_raw_blocks_are_compacted_and_ingest_goes_on(spark, isolated_settings, tmp_path, monkeypatch) -> None:
@@ -219,7 +351,7 @@ def test_sealed_raw_blocks_are_compacted_and_ingest_goes_on(spark, isolated_sett
     for block in range(3):
         (compacted,) = _block_files(spark, table, block)
         assert f"/_compacted-ingest_block={block}{COMPACTED_MARK}" in compacted
-        assert not (location / f"ingest_block={block}").exists()
+        assert (location / f"ingest_block={block}" / MARKER).exists()  # retired, not deleted
     assert not stray.exists()
     assert _block_files(spark, table, 3) == files_per_block[3]
 
@@ -233,6 +365,14 @@ def test_sealed_raw_blocks_are_compacted_and_ingest_goes_on(spark, isolated_sett
     assert len(_block_files(spark, table, 3)) == 2
     # Block 3 is still the highest, so the raw table has nothing to compact.
     assert [c.table for c in compact_warehouse(spark, isolated_settings, min_files=2) if c.table != keys_table] == []
+
+    # Once their grace is over, the retired block folders go; the partitions' current folders stay.
+    monkeypatch.setenv(GRACE_ENV, "0")
+    assert compact_warehouse(spark, isolated_settings, min_files=1000) == []
+    for block in range(3):
+        assert not (location / f"ingest_block={block}").exists()
+        assert len(_block_files(spark, table, block)) == 1
+    assert spark.table(table).count() == 13
 
 
 def _block_files(spark, table: str, block: int) -> list[str]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import shutil
 import statistics
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +17,11 @@ import duckdb
 from pyspark.sql import SparkSession
 
 from python_jobs.dbt import run_dbt
+from python_jobs.lineage.models import core_selection
+from python_jobs.serve.sql_endpoint import SqlEndpoint
 from python_jobs.settings import Settings
-from python_jobs.tools.bench import changelog, collector, facets, lineage, read_api, registry
-from python_jobs.tools.bench.harness import Figures, drop_warehouse, mib, timed
+from python_jobs.tools.bench import changelog, collector, facets, lineage, read_api, registry, sql
+from python_jobs.tools.bench.harness import BENCH_BUILD, Figures, drop_warehouse, mib, timed
 from python_jobs.tools.bench.plan import Plan
 from python_jobs.tools.bench.report import Area, Row, Target, rate, ratio, seconds
 from python_jobs.tools.generate.facets import SyntheticConfig
@@ -63,10 +65,10 @@ def duckdb_parse_and_write(path: Path, out: Path) -> PeerCost:
 
 def lineage_areas(
     spark: SparkSession, settings: Settings, plan: Plan, work_dir: Path, timings: list[tuple[str, float]],
-    api: bool = False,
+    api: bool = False, endpoint: SqlEndpoint | None = None,
 ) -> tuple[list[Area], Any, Any]:
-    """The three lineage tables (and the read API's, with ``api``), and the small and large history
-    results (for the plot)."""
+    """The three lineage tables (and the read API's, with ``api``; the SQL endpoint's, with ``endpoint`` running
+    in ``spark``), and the small and large history results (for the plot)."""
     figures = Figures()
     prefix = settings.schema_prefix + "bench_all_lineage_"
     scoped = settings.with_prefix(prefix)
@@ -86,6 +88,9 @@ def lineage_areas(
         ))
         timings.append((f"lineage: {plan.size:,}-event history, floor + ingest + 3 builds", took))
         api_table = read_api_area(spark, scoped, plan, timings) if api else None
+        round_command = ["run", *core_selection(settings)]  # the incremental build of the lineage area
+        endpoint_table = (sql_area(spark, endpoint, scoped, plan, lineage_dir, timings, round_command)
+                          if endpoint is not None else None)
         drop_warehouse(spark, scoped)
         duck_out = lineage_dir / "duckdb.parquet"
         took, duck = timed(lambda: _duckdb_or_error(lineage_dir / f"synthetic_{plan.size}.ndjson", duck_out))
@@ -94,7 +99,8 @@ def lineage_areas(
         drop_warehouse(spark, scoped)
         shutil.rmtree(lineage_dir, ignore_errors=True)
     tables = [ingest_area(large, duck), build_area(large, example), incremental_area(small, large)]
-    return [*tables, *([api_table] if api_table else [])], small, large
+    extra = [table for table in (api_table, endpoint_table) if table is not None]
+    return [*tables, *extra], small, large
 
 
 API_LATENCY_TARGET = Target(300, on_measured=True, unit=" ms")
@@ -105,7 +111,7 @@ def read_api_area(spark: SparkSession, scoped: Settings, plan: Plan, timings: li
     """The Marquez read API on the large history: the models it reads are built on top of the lineage
     core, its snapshot loaded, then each request kind timed over HTTP one at a time."""
     try:
-        took, _ = timed(lambda: run_dbt(scoped, read_api.BUILD))
+        took, _ = timed(lambda: run_dbt(scoped, BENCH_BUILD))
         timings.append(("read API: the facet and column-lineage models on the large history", took))
         took, measured = timed(lambda: read_api.measure_api(spark, scoped, API_REQUESTS))
         timings.append(("read API: snapshot load + timed requests", took))
@@ -126,6 +132,66 @@ def read_api_table(measured: Any, events: int) -> Area:
         f"loopback after 30 warm-up requests, one at a time, in the process holding the snapshot; load average "
         f"{measured.load_before} before, {measured.load_after} after."
     )
+    return area
+
+
+SQL_TITLE = "SQL endpoint"
+SQL_BASELINE = "in-process (same queries)"
+SQL_CONFIG = sql.SqlBenchConfig(queries=100, warmup=10, clients=2)  # the round's batch: the plan's increment
+
+
+def sql_area(
+    spark: SparkSession, endpoint: SqlEndpoint, scoped: Settings, plan: Plan, work_dir: Path,
+    timings: list[tuple[str, float]], round_command: list[str],
+) -> Area:
+    """The SQL endpoint on the large history: each query kind through the endpoint and in-process, idle, with
+    clients at once, and while a round ingests and builds the plan's increment."""
+    config = replace(SQL_CONFIG, round_events=plan.increment)
+    try:
+        took, measured = timed(lambda: sql.measure_sql(spark, endpoint, scoped, plan.size, config, work_dir,
+                                                       round_command))
+        timings.append(("SQL endpoint: queries idle, at once and during a build round", took))
+    except Exception as error:
+        return Area(SQL_TITLE, SQL_BASELINE, error=f"{type(error).__name__}: {error}")
+    return sql_table(measured)
+
+
+def sql_table(measured: Any) -> Area:
+    area = Area(SQL_TITLE, SQL_BASELINE)
+    for condition in sql.CONDITIONS:
+        for kind in sql.KINDS:
+            through = measured.latency(condition, sql.ENDPOINT, kind)
+            beside = measured.latency(condition, sql.IN_PROCESS, kind)
+            area.add(Row(f"{kind} ({condition}): p50 / p95 (queries/s)", through.text(), beside.text(),
+                         ratio(through.p50(), beside.p50())))
+    if measured.throughput:
+        through, beside = measured.throughput[sql.ENDPOINT], measured.throughput[sql.IN_PROCESS]
+        area.add(Row(f"{through.clients} clients at once, the three kinds in turn, idle: queries/s",
+                     f"{through.per_second() or 0:,.1f}", f"{beside.per_second() or 0:,.1f}",
+                     ratio(through.per_second(), beside.per_second())))
+    result = measured.round
+    area.add(Row(f"build round (+{result.events:,} events): ingest + build, queries that ran during it",
+                 f"{seconds(result.seconds)}, {measured.during_round()} queries"))
+    config = measured.config
+    area.notes.append(
+        f"{measured.events:,}-event history ({measured.counts}). {config.queries} queries of each kind one at a "
+        f"time after {config.warmup} warm-up ones, through the SQL endpoint with PyHive on one connection "
+        "(HiveServer2 protocol on loopback) and in-process with `spark.sql(...).collect()` in the same session, "
+        "both in the scheduler pool `sql`; the ratio is the endpoint's p50 over the in-process p50. The point "
+        "lookup reads a random run of 200 sampled, the join one of 50 sampled datasets."
+    )
+    area.notes.append(
+        f"The build round ingests +{result.events:,} events continuing the history's runs and runs the core "
+        "models' incremental build (as in the incremental-cost table) in a thread of the same session, in the "
+        "pool `default` as serve's build loop; meanwhile the two paths take turns, each kind and path at most "
+        f"{config.queries} times, as many as the round lasts. An error is a failed query or a wrong row count. "
+        f"After the round and `refresh_readers`, `lineage.runs` through the endpoint counts "
+        f"{measured.runs_after:,} runs (+{measured.runs_after - measured.runs_before:,}). Load average "
+        f"{measured.load_before} before, {measured.load_after} after."
+    )
+    if result.error:
+        area.notes.append(f"The build round failed: {result.error}")
+    area.notes += [f"First error: {line}" for line in sql.first_errors(measured)]
     return area
 
 

@@ -1,6 +1,6 @@
 """The one benchmark harness every ``bench <area>`` uses: timing, the machine's load, JVM probes, scratch
-warehouses and the figures table. ``bench all`` adds the Markdown report (``report``, ``environment``,
-``plots``) on top of the same pieces.
+warehouses (and the synthetic one ``bench api`` and ``bench sql`` read) and the figures table. ``bench all``
+adds the Markdown report (``report``, ``environment``, ``plots``) on top of the same pieces.
 """
 
 from __future__ import annotations
@@ -13,8 +13,11 @@ from typing import TypeVar
 
 from pyspark.sql import SparkSession
 
+from python_jobs.dbt import run_dbt
+from python_jobs.ingest.lineage import ingest_lineage
 from python_jobs.settings import LAYERS, Settings
 from python_jobs.spark import ensure_schemas
+from python_jobs.tools.generate.lineage import SyntheticSpec, write_events
 
 T = TypeVar("T")
 
@@ -101,6 +104,41 @@ def reset_warehouse(spark: SparkSession, scoped: Settings) -> Settings:
     """An empty copy of every layer under ``scoped``'s prefix."""
     drop_warehouse(spark, scoped)
     ensure_schemas(spark, scoped, LAYERS)
+    return scoped
+
+
+# What a synthetic bench warehouse is built with (``bench api``, ``bench sql``): the lineage core and what the read
+# API reads, without the schema events, the graph model and the tests.
+BENCH_BUILD = ["build", "--select", "stg_lineage_events+", "facet_classification",
+               "--exclude", "dataset_schema_events", "dataset_lineage_graph", "--exclude-resource-type", "test"]
+# The table property that marks a bench warehouse built (its name from when only `bench api` had one: kept, so
+# the warehouses already built are reused).
+BENCH_WAREHOUSE_READY = "bench_api.events"
+
+
+def bench_warehouse(
+    spark: SparkSession, settings: Settings, events: int, work_dir: Path, rebuild: bool, prefix: str = "bench_api_"
+) -> Settings:
+    """The synthetic warehouse of ``events`` events on the schema prefix ``{prefix}{events}_``, built with
+    ``BENCH_BUILD`` once, then reused (a table property marks it done)."""
+    prefix = f"{prefix}{events}_"
+    scoped = settings.with_prefix(prefix)
+    runs = scoped.table("lineage", "run_states")
+    if not rebuild and spark.catalog.tableExists(runs):
+        props = {r.key: r.value for r in spark.sql(f"show tblproperties {runs}").collect()}
+        if props.get(BENCH_WAREHOUSE_READY) == str(events):
+            print(f"reusing the bench warehouse {prefix}* ({events:,} events)", flush=True)
+            return scoped
+    scoped = reset_warehouse(spark, scoped)
+    work_dir.mkdir(parents=True, exist_ok=True)
+    path = work_dir / f"synthetic_{events}.ndjson"
+    if not path.exists():
+        write_events(SyntheticSpec(events=events), path)
+    print(ingest_lineage(spark, scoped, [path]).summary(), flush=True)
+    started = time.monotonic()
+    run_dbt(scoped, BENCH_BUILD)
+    print(f"dbt build {time.monotonic() - started:.0f}s", flush=True)
+    spark.sql(f"alter table {runs} set tblproperties ('{BENCH_WAREHOUSE_READY}' = '{events}')")
     return scoped
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# "api" runs on the lineage area's largest warehouse, before it is dropped: it needs "lineage".
-ALL_AREAS = ("lineage", "api", "facets", "changelog", "registry", "collector")
+# "api" and "sql" run on the lineage area's largest warehouse, before it is dropped: they need "lineage". "sql"
+# starts the session with the SQL endpoint's settings (its guard, the FAIR scheduler) for the whole run.
+ALL_AREAS = ("lineage", "api", "sql", "facets", "changelog", "registry", "collector")
 DEFAULT_SIZE = 1_000_000
 NAMED_SIZES = {"small": 20_000, "tiny": 2_000}
 

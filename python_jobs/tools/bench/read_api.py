@@ -1,7 +1,7 @@
 """``bench api``: latency of the Marquez read API over real HTTP in a warm process.
 
-Builds (or reuses) a warehouse of N synthetic events (``python_jobs/tools/generate/lineage.py``) on
-its own schema prefix, loads ``MarquezReadApi``, serves it with uvicorn on loopback, warms up,
+Builds (or reuses) a warehouse of N synthetic events (``harness.bench_warehouse``) on its own schema
+prefix, loads ``MarquezReadApi``, serves it with uvicorn on loopback, warms up,
 then times ``get_dataset``, ``list_job_runs`` and ``lineage`` at depth 5 one request at a time.
 """
 
@@ -17,41 +17,11 @@ from urllib.parse import quote
 import httpx
 from pyspark.sql import SparkSession
 
-from python_jobs.dbt import run_dbt
-from python_jobs.ingest.lineage import ingest_lineage
 from python_jobs.marquez_api.api import MarquezReadApi
 from python_jobs.marquez_api.routes import read_routes
 from python_jobs.marquez_api.server import serve_in_thread
 from python_jobs.settings import Settings
-from python_jobs.tools.bench.harness import Figures, load_average, percentile, reset_warehouse
-from python_jobs.tools.generate.lineage import SyntheticSpec, write_events
-
-BUILD = ["build", "--select", "stg_lineage_events+", "facet_classification",
-         "--exclude", "dataset_schema_events", "dataset_lineage_graph", "--exclude-resource-type", "test"]
-READY_PROPERTY = "bench_api.events"
-
-
-def bench_warehouse(spark: SparkSession, settings: Settings, events: int, work_dir: Path, rebuild: bool) -> Settings:
-    """The bench warehouse for ``events``; built once, then reused (a table property marks it done)."""
-    prefix = f"bench_api_{events}_"
-    scoped = settings.with_prefix(prefix)
-    runs = scoped.table("lineage", "run_states")
-    if not rebuild and spark.catalog.tableExists(runs):
-        props = {r.key: r.value for r in spark.sql(f"show tblproperties {runs}").collect()}
-        if props.get(READY_PROPERTY) == str(events):
-            print(f"reusing the bench warehouse {prefix}* ({events:,} events)", flush=True)
-            return scoped
-    scoped = reset_warehouse(spark, scoped)
-    work_dir.mkdir(parents=True, exist_ok=True)
-    path = work_dir / f"synthetic_{events}.ndjson"
-    if not path.exists():
-        write_events(SyntheticSpec(events=events), path)
-    print(ingest_lineage(spark, scoped, [path]).summary(), flush=True)
-    started = time.monotonic()
-    run_dbt(scoped, BUILD)
-    print(f"dbt build {time.monotonic() - started:.0f}s", flush=True)
-    spark.sql(f"alter table {runs} set tblproperties ('{READY_PROPERTY}' = '{events}')")
-    return scoped
+from python_jobs.tools.bench.harness import Figures, bench_warehouse, load_average, percentile
 
 
 def time_requests(client: httpx.Client, paths: list[str]) -> list[float]:

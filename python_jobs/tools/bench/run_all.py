@@ -12,6 +12,7 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
+from python_jobs.serve.sql_endpoint import SqlEndpoint
 from python_jobs.settings import Settings
 from python_jobs.tools.bench import areas, environment, plots
 from python_jobs.tools.bench.harness import load_average, timed
@@ -44,9 +45,11 @@ def run_all(
     work_dir: Path,
     command: str,
     only: tuple[str, ...] = ALL_AREAS,
+    endpoint: SqlEndpoint | None = None,
 ) -> tuple[str, list[tuple[str, float]]]:
     """Runs the areas in ``only`` (every one by default), writes ``out`` and the plots under ``out``'s
-    folder / docs/bench; returns the report text and the run time of each part."""
+    folder / docs/bench; returns the report text and the run time of each part. The sql area needs ``endpoint``,
+    the SQL endpoint running in ``spark`` (``sql.session_with_endpoint``)."""
     plan = Plan(size)
     load_before = os.getloadavg()[0]
     load_before_text = load_average()
@@ -56,8 +59,11 @@ def run_all(
     tables: list[Area] = []
     plot_files: list[tuple[str, str]] = []
     plot_dir = out.parent / PLOT_DIR
+    if "sql" in only and endpoint is None:
+        raise ValueError("the sql area needs the SQL endpoint running in the session (sql.session_with_endpoint)")
     if "lineage" in only:
-        _lineage(spark, settings, plan, work_dir, out, plot_dir, timings, tables, plot_files, api="api" in only)
+        _lineage(spark, settings, plan, work_dir, out, plot_dir, timings, tables, plot_files, api="api" in only,
+                 endpoint=endpoint if "sql" in only else None)
     if "facets" in only:
         took, facets = timed(lambda: _guarded("Facets", lambda: areas.facets_area(spark, settings, plan)))
         tables.append(facets)
@@ -92,9 +98,10 @@ def run_all(
 def _lineage(
     spark: SparkSession, settings: Settings, plan: Plan, work_dir: Path, out: Path, plot_dir: Path,
     timings: list[tuple[str, float]], tables: list[Area], plot_files: list[tuple[str, str]], api: bool = False,
+    endpoint: SqlEndpoint | None = None,
 ) -> None:
     try:
-        lineage_tables, small, large = areas.lineage_areas(spark, settings, plan, work_dir, timings, api)
+        lineage_tables, small, large = areas.lineage_areas(spark, settings, plan, work_dir, timings, api, endpoint)
     except Exception as error:
         traceback.print_exc()
         tables.append(Area("Lineage", "baseline", error=f"{type(error).__name__}: {error}"))

@@ -9,6 +9,15 @@ from dbt.adapters.contracts.connection import AdapterResponse
 from dbt.adapters.spark.impl import SparkAdapter
 from dbt.adapters.spark_python.__version__ import version as plugin_version
 from dbt.adapters.spark_python.connections import ADAPTER_TYPE, SparkPythonConnectionManager
+from dbt.adapters.spark_python.published_writes import (
+    RECURSIVE_OPTION,
+    STAGING_SUFFIX,
+    HadoopFolders,
+    append_folder,
+    clear_retired_default_folder,
+    describe,
+    staged_folder,
+)
 from dbt.adapters.spark_python.python_submissions import (
     SESSION_METHOD,
     SessionPythonJobHelper,
@@ -70,3 +79,55 @@ class SparkPythonAdapter(SparkAdapter):
         """The table's column names in order, from the cached schema tree when there is one."""
         names = top_level_columns(self._cached_information(relation))
         return names or [column.name for column in self.get_columns_in_relation(relation)]
+
+    def _local_session(self) -> Any | None:
+        """The SparkSession statements run in, when it is in this process (the ``session`` method)."""
+        if self.config.credentials.method != SESSION_METHOD:
+            return None
+        from pyspark.sql import SparkSession  # only the session method has pyspark
+
+        return SparkSession.getActiveSession()
+
+    def drop_relation(self, relation: BaseRelation) -> None:
+        """dbt-spark's drop, then clears a retired folder left at the table's default location, which would
+        make the create that follows a drop (full refresh, changed columns) fail."""
+        super().drop_relation(relation)
+        spark = self._local_session()
+        if spark is not None and relation.type != "view":
+            clear_retired_default_folder(spark, str(relation))
+
+    @available
+    def append_staging(self, relation: BaseRelation) -> dict[str, Any] | None:
+        """Readies a published append to ``relation`` (see ``published_writes``): the table reads its
+        subfolders, and ``<table>__staged_append`` exists with the table's columns and bucketing at the
+        table's staged folder. Returns ``{'staging': relation, 'folder': staged folder, 'location': ...}``,
+        or None when the table is written the plain way (partitioned, not Parquet, no local session)."""
+        spark = self._local_session()
+        facts = describe(spark, str(relation)) if spark is not None else None
+        if spark is None or facts is None or not facts.publishes_appends:
+            return None
+        if not facts.reads_subfolders:
+            self.execute(f"alter table {relation} set serdeproperties ('{RECURSIVE_OPTION}' = 'true')")
+        staging = relation.incorporate(path={"identifier": f"{relation.identifier}{STAGING_SUFFIX}"})
+        folder = staged_folder(facts.location)
+        current = describe(spark, str(staging))
+        if current is None or current.location.rstrip("/") != folder or (
+            current.schema_tree, current.bucketing) != (facts.schema_tree, facts.bucketing):
+            self.execute(f"drop table if exists {staging}")
+            self.execute(f"create table {staging} like {relation} location '{folder}'")
+        return {"staging": staging, "folder": folder, "location": facts.location}
+
+    @available
+    def publish_staged(self, relation: BaseRelation, staging: dict[str, Any]) -> bool:
+        """Makes the rows inserted into the staged folder visible in one rename, and refreshes the table;
+        False when nothing was staged (an empty insert: the staged folder is removed)."""
+        spark = self._local_session()
+        if spark is None:
+            return False
+        folders = HadoopFolders(spark)
+        if folders.visible_files(staging["folder"]) == 0:
+            folders.delete(staging["folder"])
+            return False
+        folders.rename(staging["folder"], append_folder(staging["location"]))
+        self.execute(f"refresh table {relation}")
+        return True

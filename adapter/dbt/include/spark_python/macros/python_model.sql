@@ -1,7 +1,10 @@
 {#
   Writer appended to every compiled Python model. It replaces dbt-spark's version, which
   defaults to Delta and ignores partition_by: here the format comes from the model's
-  `file_format` config (Parquet when unset) and `partition_by` is honoured.
+  `file_format` config (Parquet when unset) and `partition_by` is honoured. A table model that
+  exists already is rebuilt beside its data and switched to it (replace_table_data), so readers
+  never find it missing; an incremental model's rows are written to its temporary table here and
+  appended by the materialization.
 #}
 {#- The caller indents this macro's first line, so the output must start with a newline. -#}
 {% macro py_write_table(compiled_code, target_relation) %}
@@ -25,6 +28,12 @@ if not isinstance(df, pyspark.sql.DataFrame):
     else:
         raise TypeError(f"{type(df)} is not a supported return type for a dbt Python model; return a Spark DataFrame")
 
+{%- if model.config.materialized == 'table' %}
+# A rebuilt table switches to its new data in one metastore operation (published_writes.py).
+from dbt.adapters.spark_python.published_writes import replace_table_data
+
+replace_table_data(spark, df, "{{ target_relation }}", "{{ file_format }}", {{ partition_by | tojson if partition_by else "None" }})
+{%- else %}
 writer = df.write.mode("overwrite").format("{{ file_format }}")
 {%- if file_format in ('delta', 'iceberg') %}
 writer = writer.option("overwriteSchema", "true")
@@ -33,4 +42,5 @@ writer = writer.option("overwriteSchema", "true")
 writer = writer.partitionBy({{ partition_by | tojson }})
 {%- endif %}
 writer.saveAsTable("{{ target_relation }}")
+{%- endif %}
 {%- endmacro -%}

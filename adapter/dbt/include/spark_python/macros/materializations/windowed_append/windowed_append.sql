@@ -3,7 +3,7 @@
   earlier builds have not read.
 
       W = (low, high] over input_window.column of the relation input_window.from
-      insert into this select <the model's query, filtered to W>
+      append to this <the model's query, filtered to W> (published_append: all rows at once)
 
   low   the table property `lineage.input_through`, which each build sets to its `high` after its
         insert; raised to the highest input_window.own_column already in the table, when the model
@@ -66,10 +66,7 @@
         {%- else -%}
             {%- set columns = windowed_append_columns(target, sql) -%}
             {%- call statement('main') -%}
-                insert into table {{ target }} ({{ columns }})
-                select {{ columns }} from (
-                    {{ sql }}
-                ) as new_rows
+                {{ published_append_statement(target, columns, sql) }}
             {%- endcall -%}
         {%- endif -%}
         {%- do windowed_append_unbind() -%}
