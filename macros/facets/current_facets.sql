@@ -27,6 +27,7 @@ with latest_per_name as (
         max(facet_order) as last_order,
         max(last_ingest_seq) as last_ingest_seq
     from {{ winners }}
+    where last_ingest_seq <= {{ facet_published_through() }}
     group by {{ key_column }}, name
 ),
 

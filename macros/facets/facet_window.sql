@@ -40,3 +40,10 @@
     {%- set upto = var('facet_ingest_seq_upto', none) -%}
     {{ return(none if upto is none or upto == '' else upto | int) }}
 {%- endmacro %}
+
+{#- The facet storage's commit mark (`facet_publications`) as a scalar subquery: views that join several facet
+    tables keep only rows through it, so a build in progress is invisible to them until it completes. A
+    scalar subquery rather than a join: Spark runs it apart, so a bucketed one-entity lookup stays one stage. -#}
+{% macro facet_published_through() -%}
+    (select published_through from {{ ref('facet_publications') }})
+{%- endmacro %}

@@ -8,6 +8,7 @@ current_versions as (
         dataset_uuid,
         max_by(dataset_version_uuid, version_order) as current_version_uuid
     from {{ ref('facet_winners_dataset_version') }}
+    where last_ingest_seq <= {{ facet_published_through() }}
     group by dataset_uuid
 )
 

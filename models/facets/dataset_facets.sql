@@ -17,7 +17,9 @@ with dataset_rows as (
         body_hash,
         ingest_seq
     from {{ ref('facet_refs') }}
-    where scope = 'dataset' and disposition = 'accepted'
+    where
+        ingest_seq <= {{ facet_published_through() }}
+        and scope = 'dataset' and disposition = 'accepted'
 ),
 
 bodies as (

@@ -6,7 +6,7 @@ with referenced as (
         count(distinct body_hash) as distinct_bodies,
         coalesce(sum(body_bytes), 0) as referenced_bytes
     from {{ ref('facet_refs') }}
-    where disposition = 'accepted'
+    where disposition = 'accepted' and ingest_seq <= {{ facet_published_through() }}
 ),
 
 stored as (
@@ -14,6 +14,7 @@ stored as (
         count(*) as stored_bodies,
         coalesce(sum(body_bytes), 0) as stored_bytes
     from {{ ref('facet_bodies') }}
+    where first_ingest_seq <= {{ facet_published_through() }}
 )
 
 select

@@ -14,7 +14,9 @@ with job_rows as (
         body_hash,
         ingest_seq
     from {{ ref('facet_refs') }}
-    where scope = 'job' and disposition = 'accepted'
+    where
+        ingest_seq <= {{ facet_published_through() }}
+        and scope = 'job' and disposition = 'accepted'
 ),
 
 bodies as (

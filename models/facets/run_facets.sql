@@ -12,7 +12,9 @@ with run_rows as (
         body_hash,
         ingest_seq
     from {{ ref('facet_refs') }}
-    where scope = 'run' and disposition = 'accepted'
+    where
+        ingest_seq <= {{ facet_published_through() }}
+        and scope = 'run' and disposition = 'accepted'
 ),
 
 bodies as (

@@ -1,10 +1,10 @@
 """Load the facet tables from a long event history in bounded chunks, resuming after a crash.
 
-Each chunk is one ``dbt run`` of the facet storage models (``facet_refs``, ``facet_bodies`` and the
-``facet_winners_*`` revisions) with the ``facet_ingest_seq_upto`` var set to the chunk's last
-``ingest_seq``. Every model keeps its own watermark, so a run that died anywhere (between chunks, or
-between the models of one chunk) is resumed by running the command again: chunks already loaded
-select nothing, and the models after ``facet_refs`` catch up from it.
+Each chunk is one ``dbt run`` of the facet storage models (``facet_refs``, ``facet_bodies``, the
+``facet_winners_*`` revisions, then the ``facet_publications`` mark) with the ``facet_ingest_seq_upto`` var
+set to the chunk's last ``ingest_seq``. Every model keeps its own watermark, so a run that died anywhere
+(between chunks, or between the models of one chunk) is resumed by running the command again: chunks already
+loaded select nothing, and the models after ``facet_refs`` catch up from it.
 """
 
 from __future__ import annotations
@@ -26,6 +26,8 @@ STORAGE_MODELS = (
     "facet_winners_dataset_version",
     "facet_winners_job",
     "facet_winners_run",
+    # The commit mark the joining views read through: they show each chunk once it is complete.
+    "facet_publications",
 )
 SETUP_NODES = ("stg_lineage_events", "facet_classification")
 FINISH_COMMANDS: dict[str, list[str]] = {

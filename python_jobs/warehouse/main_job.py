@@ -106,6 +106,10 @@ def dbt_step(settings: Settings, reporter: Reporter, title: str, command: list[s
     return dict(statuses)
 
 
+# dbt build's arguments that leave out the data and unit tests.
+WITHOUT_DATA_TESTS = ("--exclude-resource-type", "test", "unit_test")
+
+
 def run_pipeline(
     spark: SparkSession,
     settings: Settings,
@@ -114,16 +118,19 @@ def run_pipeline(
     reporter: Reporter | None = None,
     self_lineage: bool = False,
     collector_url: str | None = None,
+    data_tests: bool = True,
 ) -> MainRun:
     """The main job in ``spark``: ingests ``inputs`` (none: builds what is ingested already), then builds.
-    File paths are recorded with the rows, so two warehouses compare equal only from inputs in one place."""
+    File paths are recorded with the rows, so two warehouses compare equal only from inputs in one place.
+    ``data_tests=False`` leaves dbt's data tests out of the build (they only read: the tables are the same)."""
     started = time.monotonic()
     reporter = reporter or Reporter()
     ensure_schemas(spark, settings, LAYERS)
     ingest_lines = ingest_inputs(spark, settings, inputs, reporter) if inputs is not None else []
     # Set without inputs too: a sample ingested by an earlier run keeps being built.
     dbt_vars = SAMPLE_DBT_VARS
-    results = dbt_step(settings, reporter, "dbt build", ["build"], dbt_vars)
+    build = ["build"] if data_tests else ["build", *WITHOUT_DATA_TESTS]
+    results = dbt_step(settings, reporter, "dbt build", build, dbt_vars)
     if self_lineage:
         # `docs generate` rewrites run_results.json: keep the build's, and add the catalog (column types) below.
         keep_artifacts(target_dir(settings), artifacts_dir(settings))

@@ -44,9 +44,11 @@ _prefix_counter = itertools.count(1)
 _SAMPLE_FIXTURES = {"main_run", "sample_warehouse"}
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Groups tests for ``--dist loadgroup``: a file's tests together (module fixtures, such as a serve
-    process, start once), and all files that read the main job's warehouse in one group."""
+    process, start once), and all files that read the main job's warehouse in one group. It runs first: xdist's
+    own implementation reads the groups into the test ids, whatever order the plugins were registered in."""
     sample_files = {item.path for item in items if _SAMPLE_FIXTURES & set(getattr(item, "fixturenames", ()))}
     for item in items:
         group = "main-job-warehouse" if item.path in sample_files else item.path.name

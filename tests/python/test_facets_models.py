@@ -300,12 +300,22 @@ def test_chunked_backfill_resumes_after_a_crash_and_matches_one_shot(facet_histo
     assert (first.chunk_bounds, first.chunks_run, first.completed) == ([4, 8, 9], 1, False)
     assert spark.sql(f"select max(ingest_seq) from {backfilled.table('lineage', 'facet_refs')}").first()[0] == 4
 
-    # A crash between the two models of the next chunk: facet_refs loaded, facet_bodies not.
+    assert published_through(spark, backfilled) == 4
+
+    # A crash between the two models of the next chunk: facet_refs loaded, facet_bodies not. The commit mark
+    # the joining views read through stays at the last complete chunk.
     run_dbt(backfilled, ["run", "--select", "facet_refs"], {"facet_ingest_seq_upto": 8})
+    assert published_through(spark, backfilled) == 4
 
     resumed = run_backfill(spark, backfilled, chunk_events=4, finish="none")
     assert resumed.watermark_before == 8 and resumed.chunk_bounds == [9] and resumed.completed
     assert storage_fingerprints(spark, backfilled) == storage_fingerprints(spark, facet_history["settings"])
+    assert published_through(spark, backfilled) == published_through(spark, facet_history["settings"]) == 9
+
+
+def published_through(spark, settings) -> int:
+    [row] = lineage_rows(spark, settings, "facet_publications")
+    return row.published_through
 
 
 def sample_facet_counts() -> dict[str, int]:

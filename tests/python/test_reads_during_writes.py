@@ -53,12 +53,12 @@ from python_jobs.summary import PUBLIC_LAYERS
 from python_jobs.tools.generate.sample import SampleSpec, generate_sample
 from python_jobs.warehouse.fingerprint import table_fingerprint
 from python_jobs.warehouse.inputs import SnapshotFile
-from python_jobs.warehouse.main_job import SAMPLE_DBT_VARS
+from python_jobs.warehouse.main_job import SAMPLE_DBT_VARS, WITHOUT_DATA_TESTS
 
 SAMPLE_SIZE = 300  # the smallest sample that gives every public model rows (6 days of lineage events)
 EXPORTS = 3  # of the sample's six CRM exports: two in the first build, one in the incremental one
 READERS = 1  # each a client of the SQL endpoint; more slow the writer on a 2-core machine
-BUILD = ["build", "--exclude-resource-type", "test", "unit_test"]
+BUILD = ["build", *WITHOUT_DATA_TESTS]
 ABSENT = "absent"
 SHOWN_ERRORS = 5
 

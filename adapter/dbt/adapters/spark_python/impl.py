@@ -17,11 +17,13 @@ from dbt.adapters.spark_python.published_writes import (
     clear_retired_default_folder,
     describe,
     staged_folder,
+    switch_to_query,
 )
 from dbt.adapters.spark_python.python_submissions import (
     SESSION_METHOD,
     SessionPythonJobHelper,
     SessionSubmissionResult,
+    active_spark_session,
 )
 from dbt.adapters.spark_python.relation_text import table_property, top_level_columns
 
@@ -84,9 +86,9 @@ class SparkPythonAdapter(SparkAdapter):
         """The SparkSession statements run in, when it is in this process (the ``session`` method)."""
         if self.config.credentials.method != SESSION_METHOD:
             return None
-        from pyspark.sql import SparkSession  # only the session method has pyspark
-
-        return SparkSession.getActiveSession()
+        # Not SparkSession.getActiveSession(): the JVM keeps the active session per thread, and dbt runs each
+        # model in a thread of its own, where it is None.
+        return active_spark_session()
 
     def drop_relation(self, relation: BaseRelation) -> None:
         """dbt-spark's drop, then clears a retired folder left at the table's default location, which would
@@ -99,9 +101,10 @@ class SparkPythonAdapter(SparkAdapter):
     @available
     def append_staging(self, relation: BaseRelation) -> dict[str, Any] | None:
         """Readies a published append to ``relation`` (see ``published_writes``): the table reads its
-        subfolders, and ``<table>__staged_append`` exists with the table's columns and bucketing at the
-        table's staged folder. Returns ``{'staging': relation, 'folder': staged folder, 'location': ...}``,
-        or None when the table is written the plain way (partitioned, not Parquet, no local session)."""
+        subfolders, and ``<table>__staged_append`` is created with the table's columns and bucketing at the
+        table's staged folder (``publish_staged`` drops it). Returns ``{'staging': relation, 'folder': staged
+        folder, 'location': ...}``, or None when the table is written the plain way (partitioned, not
+        Parquet, no local session)."""
         spark = self._local_session()
         facts = describe(spark, str(relation)) if spark is not None else None
         if spark is None or facts is None or not facts.publishes_appends:
@@ -110,24 +113,34 @@ class SparkPythonAdapter(SparkAdapter):
             self.execute(f"alter table {relation} set serdeproperties ('{RECURSIVE_OPTION}' = 'true')")
         staging = relation.incorporate(path={"identifier": f"{relation.identifier}{STAGING_SUFFIX}"})
         folder = staged_folder(facts.location)
-        current = describe(spark, str(staging))
-        if current is None or current.location.rstrip("/") != folder or (
-            current.schema_tree, current.bucketing) != (facts.schema_tree, facts.bucketing):
-            self.execute(f"drop table if exists {staging}")
-            self.execute(f"create table {staging} like {relation} location '{folder}'")
+        # Made afresh each time (a crashed append may have left one behind); the insert overwrites whatever
+        # a crashed append left in the staged folder.
+        self.execute(f"drop table if exists {staging}")
+        self.execute(f"create table {staging} like {relation} location '{folder}'")
         return {"staging": staging, "folder": folder, "location": facts.location}
 
     @available
+    def switch_table_data(self, relation: BaseRelation, sql: str) -> bool:
+        """Rebuilds an existing table from ``sql`` by a data switch (see ``published_writes``); False when it
+        must be dropped and created instead (first build, changed columns, a layout or a connection that
+        cannot switch)."""
+        spark = self._local_session()
+        return spark is not None and switch_to_query(spark, str(relation), sql)
+
+    @available
     def publish_staged(self, relation: BaseRelation, staging: dict[str, Any]) -> bool:
-        """Makes the rows inserted into the staged folder visible in one rename, and refreshes the table;
-        False when nothing was staged (an empty insert: the staged folder is removed)."""
+        """Makes the rows inserted into the staged folder visible in one rename, refreshes the table and drops
+        the staging table; False when nothing was staged (an empty insert: the staged folder is removed)."""
         spark = self._local_session()
         if spark is None:
             return False
         folders = HadoopFolders(spark)
-        if folders.visible_files(staging["folder"]) == 0:
+        published = folders.visible_files(staging["folder"]) > 0
+        if published:
+            folders.rename(staging["folder"], append_folder(staging["location"]))
+            self.execute(f"refresh table {relation}")
+        else:
             folders.delete(staging["folder"])
-            return False
-        folders.rename(staging["folder"], append_folder(staging["location"]))
-        self.execute(f"refresh table {relation}")
-        return True
+        # The staging table lives for one append only, so no scratch name stays in the table's schema.
+        self.execute(f"drop table if exists {staging['staging']}")
+        return published

@@ -10,7 +10,7 @@ dropped and created again. So the adapter writes this way instead (Parquet, unpa
   external staging table ``<table>__staged_append`` (same columns and bucketing; Spark's listing skips
   folders whose name starts with ``_``), then the folder is renamed to ``append-<UTC stamp>``: one rename,
   atomic on POSIX file systems and HDFS, so a reader lists all the new files or none of them.
-* **Table-data switch.** A Python table model writes its new data into a folder beside the table's,
+* **Table-data switch.** A table model (Python or SQL) writes its new data into a folder beside the table's,
   ``<table folder>__gen-<UTC stamp>``, and points the table at it with ``alter table ... set location``: one
   metastore operation. The old folder is *retired*, not deleted: a hidden marker file (``RETIRED_MARKER``)
   records when, and the warehouse's cleanup deletes it after a grace period, so a query that listed its
@@ -61,6 +61,10 @@ class TableFacts:
     @property
     def publishes_appends(self) -> bool:
         return self.provider.lower() in PUBLISHED_PROVIDERS and not self.partition_columns and bool(self.location)
+
+    @property
+    def bucketed(self) -> bool:
+        return bool(self.bucketing.strip("|"))
 
     @property
     def reads_subfolders(self) -> bool:
@@ -203,29 +207,53 @@ def _columns(schema: Any) -> list[tuple[str, str]]:
     return [(field.name.lower(), field.dataType.simpleString()) for field in schema.fields]
 
 
-def replace_table_data(spark: Any, frame: Any, table: str, file_format: str, partition_by: list[str] | None) -> None:
-    """A Python table model's write: a data switch when the table exists with the same columns and can be
-    switched, else Spark's overwrite (the first build, where Spark writes the data before it creates the
-    table, or a schema change, where readers may briefly find the table missing)."""
-    writer = frame.write.format(file_format)
-    if partition_by:
-        writer = writer.partitionBy(*partition_by)
-    facts = describe(spark, table)
-    same_columns = facts is not None and _columns(spark.table(table).schema) == _columns(frame.schema)
-    if facts is None or not same_columns or not facts.publishes_appends:
-        if file_format in ("delta", "iceberg"):
-            writer = writer.option("overwriteSchema", "true")
-        elif facts is not None:
-            # Parquet's overwrite drops and creates the table: drop first, so a retired folder at the
-            # default location can be cleared before the create.
-            spark.sql(f"drop table {table}")
-        clear_retired_default_folder(spark, table)
-        writer.mode("overwrite").saveAsTable(table)
-        return
+def switch_table_data(spark: Any, frame: Any, table: str, facts: TableFacts) -> None:
+    """Writes ``frame`` into a new folder beside the table's and points the table at it."""
     folders = HadoopFolders(spark)
     target = generation_folder(facts.location)
-    writer.mode("errorifexists").save(target)
+    frame.write.format("parquet").mode("errorifexists").save(target)
     # Marked before the switch: cleanup never deletes a table's current folder, so a failed switch is harmless.
     retire(folders, facts.location, table)
     spark.sql(f"alter table {table} set location '{target}'")
     spark.sql(f"refresh table {table}")
+
+
+def switchable(spark: Any, facts: TableFacts | None, table: str, frame: Any) -> bool:
+    """Whether the table can take ``frame`` as its new data in a switch: it exists, unpartitioned and
+    unbucketed Parquet (the new files are written without the table's layout), with the same columns."""
+    return (facts is not None and facts.publishes_appends and not facts.bucketed
+            and _columns(spark.table(table).schema) == _columns(frame.schema))
+
+
+def replace_table_data(spark: Any, frame: Any, table: str, file_format: str, partition_by: list[str] | None) -> None:
+    """A Python table model's write: a data switch when the table can take one, else Spark's overwrite (the
+    first build, where Spark writes the data before it creates the table, or a schema change, where readers
+    may briefly find the table missing)."""
+    facts = describe(spark, table)
+    if not partition_by and switchable(spark, facts, table, frame):
+        switch_table_data(spark, frame, table, facts)  # type: ignore[arg-type]
+        return
+    writer = frame.write.format(file_format)
+    if partition_by:
+        writer = writer.partitionBy(*partition_by)
+    if file_format in ("delta", "iceberg"):
+        writer = writer.option("overwriteSchema", "true")
+    elif facts is not None:
+        # Parquet's overwrite drops and creates the table: drop first, so a retired folder at the
+        # default location can be cleared before the create.
+        spark.sql(f"drop table {table}")
+    clear_retired_default_folder(spark, table)
+    writer.mode("overwrite").saveAsTable(table)
+
+
+def switch_to_query(spark: Any, table: str, sql: str) -> bool:
+    """A SQL table model's rebuild as a data switch; False (nothing done) when the table must be dropped
+    and created instead: it does not exist, cannot take a switch, or the query's columns differ."""
+    facts = describe(spark, table)
+    if facts is None or not facts.publishes_appends or facts.bucketed:
+        return False
+    frame = spark.sql(sql)
+    if not switchable(spark, facts, table, frame):
+        return False
+    switch_table_data(spark, frame, table, facts)
+    return True
