@@ -12,6 +12,7 @@ from functools import reduce
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from python_jobs.ops.retired_folders import STAGING_TABLE_SUFFIX
 from python_jobs.settings import LAYERS, Settings
 
 VOLATILE_COLUMNS = frozenset({"ingested_at", "derived_at", "loaded_at"})
@@ -43,7 +44,9 @@ def warehouse_tables(spark: SparkSession, settings: Settings) -> dict[str, str]:
         if schema not in existing:
             continue
         for row in spark.sql(f"show tables in {schema}").collect():
-            if not row.isTemporary:
+            # A published append's staging table holds no rows between writes, and exists only where some
+            # append happened: comparing two warehouses built by different runs, it is not data.
+            if not row.isTemporary and not row.tableName.endswith(STAGING_TABLE_SUFFIX):
                 tables[f"{layer}.{row.tableName}"] = f"{schema}.{row.tableName}"
     return tables
 

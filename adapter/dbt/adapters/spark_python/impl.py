@@ -101,8 +101,8 @@ class SparkPythonAdapter(SparkAdapter):
     @available
     def append_staging(self, relation: BaseRelation) -> dict[str, Any] | None:
         """Readies a published append to ``relation`` (see ``published_writes``): the table reads its
-        subfolders, and ``<table>__staged_append`` is created with the table's columns and bucketing at the
-        table's staged folder (``publish_staged`` drops it). Returns ``{'staging': relation, 'folder': staged
+        subfolders, and ``<table>__staged_append`` exists with the table's columns and bucketing at the
+        table's staged folder. Returns ``{'staging': relation, 'folder': staged
         folder, 'location': ...}``, or None when the table is written the plain way (partitioned, not
         Parquet, no local session)."""
         spark = self._local_session()
@@ -113,10 +113,13 @@ class SparkPythonAdapter(SparkAdapter):
             self.execute(f"alter table {relation} set serdeproperties ('{RECURSIVE_OPTION}' = 'true')")
         staging = relation.incorporate(path={"identifier": f"{relation.identifier}{STAGING_SUFFIX}"})
         folder = staged_folder(facts.location)
-        # Made afresh each time (a crashed append may have left one behind); the insert overwrites whatever
-        # a crashed append left in the staged folder.
-        self.execute(f"drop table if exists {staging}")
-        self.execute(f"create table {staging} like {relation} location '{folder}'")
+        # Kept between appends (holding no files then): a create and a drop cost more than the append's
+        # rename. Made again when the table moved (a compaction) or changed its columns or bucketing.
+        current = describe(spark, str(staging))
+        if current is None or current.location.rstrip("/") != folder or (
+            current.schema_tree, current.bucketing) != (facts.schema_tree, facts.bucketing):
+            self.execute(f"drop table if exists {staging}")
+            self.execute(f"create table {staging} like {relation} location '{folder}'")
         return {"staging": staging, "folder": folder, "location": facts.location}
 
     @available
@@ -129,18 +132,15 @@ class SparkPythonAdapter(SparkAdapter):
 
     @available
     def publish_staged(self, relation: BaseRelation, staging: dict[str, Any]) -> bool:
-        """Makes the rows inserted into the staged folder visible in one rename, refreshes the table and drops
-        the staging table; False when nothing was staged (an empty insert: the staged folder is removed)."""
+        """Makes the rows inserted into the staged folder visible in one rename, and refreshes the table;
+        False when nothing was staged (an empty insert: the staged folder is removed)."""
         spark = self._local_session()
         if spark is None:
             return False
         folders = HadoopFolders(spark)
-        published = folders.visible_files(staging["folder"]) > 0
-        if published:
-            folders.rename(staging["folder"], append_folder(staging["location"]))
-            self.execute(f"refresh table {relation}")
-        else:
+        if folders.visible_files(staging["folder"]) == 0:
             folders.delete(staging["folder"])
-        # The staging table lives for one append only, so no scratch name stays in the table's schema.
-        self.execute(f"drop table if exists {staging['staging']}")
-        return published
+            return False
+        folders.rename(staging["folder"], append_folder(staging["location"]))
+        self.execute(f"refresh table {relation}")
+        return True
