@@ -132,8 +132,9 @@ class SparkPythonAdapter(SparkAdapter):
 
     @available
     def publish_staged(self, relation: BaseRelation, staging: dict[str, Any]) -> bool:
-        """Makes the rows inserted into the staged folder visible in one rename, and refreshes the table;
-        False when nothing was staged (an empty insert: the staged folder is removed)."""
+        """Makes the rows inserted into the staged folder visible in one rename (the caller's main statement,
+        ``published_append_statement``, refreshes the table); False when nothing was staged (an empty insert:
+        the staged folder is removed)."""
         spark = self._local_session()
         if spark is None:
             return False
@@ -142,5 +143,4 @@ class SparkPythonAdapter(SparkAdapter):
             folders.delete(staging["folder"])
             return False
         folders.rename(staging["folder"], append_folder(staging["location"]))
-        self.execute(f"refresh table {relation}")
         return True
