@@ -52,32 +52,11 @@ _SAMPLE_FIXTURES = {"main_run", "sample_warehouse"}
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Groups tests for ``--dist loadgroup``: a file's tests together (module fixtures, such as a serve
     process, start once), and all files that read the main job's warehouse in one group. It runs first: xdist's
-    own implementation reads the groups into the test ids, whatever order the plugins were registered in.
-
-    Then orders the groups longest first (``bin/test`` passes ``--no-loadscope-reorder``, so xdist hands them
-    out in this order): a five-minute file sent last keeps one worker busy while the other has nothing left."""
+    own implementation reads the groups into the test ids, whatever order the plugins were registered in."""
     sample_files = {item.path for item in items if _SAMPLE_FIXTURES & set(getattr(item, "fixturenames", ()))}
-    groups: dict[str, str] = {}
     for item in items:
         group = "main-job-warehouse" if item.path in sample_files else item.path.name
         item.add_marker(pytest.mark.xdist_group(group))
-        groups[item.nodeid] = group
-    minutes: dict[str, float] = {}
-    for item in {item.path: item for item in items}.values():  # one item per file: the marker is the file's
-        minutes[groups[item.nodeid]] = minutes.get(groups[item.nodeid], 0.0) + _file_minutes(item)
-    for item in items:
-        minutes[groups[item.nodeid]] += _UNMARKED_TEST_MINUTES
-    items.sort(key=lambda item: -minutes[groups[item.nodeid]])  # stable: a file keeps its order
-
-
-# What an unmarked test is taken to cost when groups are ordered: a file known to take minutes says so
-# with ``pytestmark = pytest.mark.minutes(n)``, its time on a CI worker under the suite's load.
-_UNMARKED_TEST_MINUTES = 0.01
-
-
-def _file_minutes(item: pytest.Item) -> float:
-    marker = item.get_closest_marker("minutes")
-    return float(marker.args[0]) if marker else 0.0
 
 
 @pytest.fixture(scope="session")

@@ -22,8 +22,6 @@ from python_jobs.dbt import run_dbt
 from python_jobs.ingest.snapshot import ingest_snapshot
 from python_jobs.settings import PROJECT_DIR, Settings
 
-pytestmark = pytest.mark.minutes(3)  # for scheduling only (conftest.py): long files start first
-
 APPEND, RETRACT, CORRECT_FROM, CORRECT_TO = 0, 1, 2, 3
 T0 = datetime(2024, 5, 1, 2, 0)
 LOAD_DELAY = timedelta(minutes=5)

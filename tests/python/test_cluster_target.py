@@ -15,8 +15,6 @@ from python_jobs.settings import PROJECT_DIR
 from python_jobs.standalone import standalone_cluster
 from python_jobs.warehouse.fingerprint import warehouse_fingerprint
 
-pytestmark = pytest.mark.minutes(13)  # for scheduling only (conftest.py): long files start first
-
 # Runs in its own process: a JVM's master and metastore cannot change.
 CLUSTER_JOB = """
 import json, os, shutil, sys

@@ -29,8 +29,6 @@ from python_jobs.ports import free_port
 from python_jobs.serve.process import health, start_collector, stop_collector
 from python_jobs.tools.generate.lineage import SyntheticSpec, events
 
-pytestmark = pytest.mark.minutes(1.5)  # for scheduling only (conftest.py): long files start first
-
 NO_RETRY = {"total": 0, "read": 0, "connect": 0}
 
 

@@ -17,8 +17,6 @@ from python_jobs.settings import LAYERS
 from python_jobs.spark import ensure_schemas
 from python_jobs.warehouse.fingerprint import table_fingerprint
 
-pytestmark = pytest.mark.minutes(1.5)  # for scheduling only (conftest.py): long files start first
-
 TARGET = {"namespace": "warehouse", "name": "inc.target"}
 TARGET_KEY = dataset_uuid("warehouse", "inc.target")
 RUNS = {n: f"0176a8c2-fe01-7c5a-9b1e-1000000000{n:02d}" for n in range(1, 7)}

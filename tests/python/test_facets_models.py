@@ -18,8 +18,6 @@ from python_jobs.settings import LAYERS, PROJECT_DIR
 from python_jobs.spark import ensure_schemas
 from python_jobs.warehouse.fingerprint import table_fingerprint
 
-pytestmark = pytest.mark.minutes(3.5)  # for scheduling only (conftest.py): long files start first
-
 FACET_SAMPLES = PROJECT_DIR / "samples" / "facets"
 
 

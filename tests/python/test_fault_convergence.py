@@ -17,8 +17,6 @@ from python_jobs.spark import ensure_schemas
 from python_jobs.tools.faults.suite import Point, batch_files, format_report, plan_points, run_suite, write_batch
 from python_jobs.warehouse.fingerprint import table_fingerprint
 
-pytestmark = pytest.mark.minutes(6.5)  # for scheduling only (conftest.py): long files start first
-
 
 class SimulatedCrash(RuntimeError):
     pass

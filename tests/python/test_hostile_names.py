@@ -38,8 +38,6 @@ from python_jobs.serve.app import CollectorConfig, create_app
 from python_jobs.settings import LAYERS, Settings
 from python_jobs.spark import ensure_schemas
 
-pytestmark = pytest.mark.minutes(2)  # for scheduling only (conftest.py): long files start first
-
 SPEC = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/"
 PRODUCER = "https://example.com/hostile-names"
 FACET_SCHEMA = "https://example.com/facets/1-0-0.json"

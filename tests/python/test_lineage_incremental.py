@@ -9,14 +9,10 @@ import os
 import random
 from pathlib import Path
 
-import pytest
-
 from python_jobs.dbt import run_dbt
 from python_jobs.ingest.lineage import ingest_lineage
 from python_jobs.lineage.models import core_selection
 from python_jobs.tools.generate.lineage import SyntheticSpec, events
-
-pytestmark = pytest.mark.minutes(3)  # for scheduling only (conftest.py): long files start first
 
 BATCHES = 4
 # The models a build runs before it stops in the interrupted-build scenario: the version revisions

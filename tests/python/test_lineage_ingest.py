@@ -18,8 +18,6 @@ from python_jobs.ingest.lineage import (
 from python_jobs.lineage.event_validation import first_problem
 from python_jobs.warehouse.fingerprint import table_fingerprint
 
-pytestmark = pytest.mark.minutes(2.5)  # for scheduling only (conftest.py): long files start first
-
 RUN_URL = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent"
 PRODUCER = "https://example.com/tests"
 

@@ -20,8 +20,6 @@ from python_jobs.settings import LAYERS
 from python_jobs.spark import ensure_schemas
 from python_jobs.warehouse.fingerprint import table_fingerprint
 
-pytestmark = pytest.mark.minutes(1.5)  # for scheduling only (conftest.py): long files start first
-
 RUN_URL = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent"
 FIRST, SECOND = ("a:b", "c"), ("a", "b:c")
 TABLES = ("raw.lineage_events", "audit.lineage_events_rejected", "raw.lineage_entity_keys")

@@ -5,15 +5,11 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from python_jobs.dbt import run_dbt
 from python_jobs.ingest.lineage import ingest_lineage
 from python_jobs.keys import dataset_uuid, name_uuid
 from python_jobs.lineage.models import core_models, core_selection
 from python_jobs.warehouse.fingerprint import warehouse_fingerprint
-
-pytestmark = pytest.mark.minutes(3)  # for scheduling only (conftest.py): long files start first
 
 WAREHOUSE = "s3://shop-warehouse"
 SOURCE_DB = "postgres://shop-db:5432"

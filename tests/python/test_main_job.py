@@ -7,7 +7,6 @@ import io
 import re
 from collections import Counter
 
-import pytest
 from rich.console import Console
 
 from python_jobs.dbt import run_dbt
@@ -17,8 +16,6 @@ from python_jobs.settings import LAYERS
 from python_jobs.summary import render_summary
 from python_jobs.warehouse.fingerprint import warehouse_fingerprint
 from python_jobs.warehouse.main_job import LINEAGE_PAGE_NAME, SAMPLE_DBT_VARS, WITHOUT_DATA_TESTS
-
-pytestmark = pytest.mark.minutes(4)  # for scheduling only (conftest.py): long files start first
 
 
 def test_every_layer_is_a_spark_database(sample_warehouse, spark):

@@ -39,7 +39,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pytest
 from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 
@@ -55,8 +54,6 @@ from python_jobs.tools.generate.sample import SampleSpec, generate_sample
 from python_jobs.warehouse.fingerprint import table_fingerprint
 from python_jobs.warehouse.inputs import SnapshotFile
 from python_jobs.warehouse.main_job import SAMPLE_DBT_VARS, WITHOUT_DATA_TESTS
-
-pytestmark = pytest.mark.minutes(3)  # for scheduling only (conftest.py): long files start first
 
 SAMPLE_SIZE = 300  # the smallest sample that gives every public model rows (6 days of lineage events)
 EXPORTS = 3  # of the sample's six CRM exports: two in the first build, one in the incremental one

@@ -8,8 +8,6 @@ from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
 
-import pytest
-
 from python_jobs.commands.registry import SAMPLE_EVENTS, SAMPLE_REGISTRY, load_samples
 from python_jobs.dbt import run_dbt
 from python_jobs.ingest.events import ingest_events
@@ -19,8 +17,6 @@ from python_jobs.registry.ddl import EVENT_COLUMNS, column_definitions
 from python_jobs.registry.naming import table_name
 from python_jobs.warehouse.fingerprint import table_fingerprint
 from python_jobs.warehouse.main_job import SAMPLE_DBT_VARS
-
-pytestmark = pytest.mark.minutes(2)  # for scheduling only (conftest.py): long files start first
 
 CHECKOUT_DIR = SAMPLE_REGISTRY / "schemas" / "com.example" / "checkout" / "jsonschema"
 REGISTRY_MODELS = ["stg_registry_schemas", "stg_sd_events", "registry_columns", "registry_versions"]

@@ -38,8 +38,6 @@ from python_jobs.serve.process import health, start_collector, stop_collector
 from python_jobs.settings import PROJECT_DIR, Settings
 from python_jobs.spark import target_spark_conf
 
-pytestmark = pytest.mark.minutes(5)  # for scheduling only (conftest.py): long files start first
-
 DERBY_CONF = {"spark.hadoop.javax.jdo.option.ConnectionURL": "jdbc:derby:;databaseName=/w/metastore_db;create=true"}
 
 

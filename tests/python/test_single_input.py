@@ -30,8 +30,6 @@ from python_jobs.ingest.snapshot import ingest_snapshot, parse_timestamp
 from python_jobs.registry.ddl import EVENT_COLUMNS
 from python_jobs.settings import PROJECT_DIR, SAMPLES_DIR, Settings
 
-pytestmark = pytest.mark.minutes(4.5)  # for scheduling only (conftest.py): long files start first
-
 LINEAGE_SAMPLE = SAMPLES_DIR / "lineage" / "shop_pipeline.ndjson"
 # What a user's own snapshot dataset is called here: not the sample's `crm_accounts`, which has a model.
 USER_DATASET = "accounts"

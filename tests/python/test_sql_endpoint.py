@@ -33,8 +33,6 @@ from python_jobs.serve.process import start_collector, stop_collector
 from python_jobs.serve.sql_endpoint import WRITES_REFUSED, check_port_free, exposure_warning, guard_jar
 from python_jobs.settings import PROJECT_DIR
 
-pytestmark = pytest.mark.minutes(2.5)  # for scheduling only (conftest.py): long files start first
-
 ANALYST_PROJECT = Path(__file__).parent / "sql_analyst_project"
 BEELINE = Path(pyspark.__file__).resolve().parent / "bin" / "beeline"
 NAMESPACE = "sql_endpoint_tests"

@@ -31,8 +31,6 @@ from python_jobs.ops.leftovers import remove_expired_retired
 from python_jobs.ops.retired_folders import GRACE_ENV, MARKER, marker_text
 from python_jobs.warehouse.fingerprint import warehouse_fingerprint
 
-pytestmark = pytest.mark.minutes(4)  # for scheduling only (conftest.py): long files start first
-
 
 def test_output_file_count_and_threshold() -> None:
     assert output_file_count(0) == 1
