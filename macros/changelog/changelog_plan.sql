@@ -76,11 +76,6 @@
     {{ return(columns[lowered.index(name | lower)]) }}
 {%- endmacro %}
 
-{% macro changelog_single_value(sql) -%}
-    {%- set result = run_query(sql) -%}
-    {{ return(result.columns[0].values()[0] if result.rows | length > 0 else none) }}
-{%- endmacro %}
-
 {% macro changelog_plan(source_relation, keys, compare_columns, event_time_column) -%}
     {%- set metadata = changelog_raw_metadata_columns() -%}
     {%- set columns = [] -%}
@@ -386,7 +381,7 @@
             else changelog_read_state(state_relation, hash_signature) -%}
         {#- Offsets are gapless: the tail's size follows from its last offset, and only this run's files are scanned for it. -#}
         {%- set written_from = plan.next_offset if plan.next_offset is not none else state.offset + 1 -%}
-        {%- set new_max_offset = changelog_single_value(
+        {%- set new_max_offset = scalar_value(
             'select max(`offset`) from ' ~ this ~ ' where `offset` >= ' ~ written_from) -%}
         {%- set max_offset = (new_max_offset | int) if new_max_offset is not none else written_from - 1 -%}
         {%- set tail_rows = max_offset - state.offset -%}
@@ -423,7 +418,7 @@
                                   max_offset, changelog_row_hash(plan.compared, column_types)) }}
             {%- endset -%}
             {%- do run_query(insert_sql) -%}
-            {%- set state_rows = changelog_single_value(
+            {%- set state_rows = scalar_value(
                 'select count(*) from ' ~ state_relation ~ ' where cl_state_offset = ' ~ max_offset) -%}
             {%- do properties.update({
                 'changelog.state_seq': properties['changelog.processed_seq'],

@@ -1,38 +1,28 @@
 {#
-  Incremental windows over `ingest_seq`. Bounds are looked up when the model is compiled, so the
-  filter reaches Spark as a literal and Parquet statistics can skip the row groups already loaded.
+  The facet storage's input windows (windowed_append models, whose materialization reads, binds and
+  records them). facet_refs reads the raw events; the body store and the winner revisions read
+  facet_refs and go back to the raw events of their window for the bodies' text.
 #}
-{#- One integer aggregate (e.g. `max(ingest_seq)`) of a relation, or none when it is empty. -#}
-{% macro facet_scalar(relation, aggregate, condition='true') -%}
-    {%- if not execute -%}
-        {{ return(none) }}
-    {%- endif -%}
-    {%- set existing = adapter.get_relation(database=relation.database, schema=relation.schema, identifier=relation.identifier) -%}
-    {%- if existing is none -%}
-        {{ return(none) }}
-    {%- endif -%}
-    {%- set result = run_query('select ' ~ aggregate ~ ' as scalar_value from ' ~ relation ~ ' where ' ~ condition) -%}
-    {%- set value = result.columns[0].values()[0] -%}
-    {{ return(none if value is none else value | int) }}
+{#- facet_refs' window: new raw events, by ingest block, bounded by a backfill's chunk. -#}
+{% macro facet_events_input() -%}
+    {%- set spec = lineage_events_input(own_column='ingest_seq') -%}
+    {%- do spec.update({'upto': facet_ingest_seq_upto()}) -%}
+    {{ return(spec) }}
 {%- endmacro %}
 
-{#- `column` in (after, upto]; given `block_column` (raw.lineage_events' partition column), the same
-    bounds on the blocks, so Spark lists only those partitions. -#}
-{% macro facet_seq_predicate(column, after=none, upto=none, block_column=none) -%}
-    {%- set bounds = [] -%}
-    {%- if after is not none -%}
-        {%- do bounds.append(column ~ ' > ' ~ (after | int)) -%}
-        {%- if block_column is not none -%}
-            {%- do bounds.append(block_column ~ ' >= ' ~ lineage_ingest_block((after | int) + 1)) -%}
-        {%- endif -%}
-    {%- endif -%}
-    {%- if upto is not none -%}
-        {%- do bounds.append(column ~ ' <= ' ~ (upto | int)) -%}
-        {%- if block_column is not none -%}
-            {%- do bounds.append(block_column ~ ' <= ' ~ lineage_ingest_block(upto)) -%}
-        {%- endif -%}
-    {%- endif -%}
-    {{- bounds | join(' and ') if bounds else 'true' -}}
+{#- The window of a model appended from facet_refs; `own_column` holds the facet_refs position of its rows. -#}
+{% macro facet_refs_input(own_column) -%}
+    {{ return({'from': 'facet_refs', 'column': 'ingest_seq', 'own_column': own_column}) }}
+{%- endmacro %}
+
+{#- The raw events of a facet_refs-windowed model's window (facet_refs holds the same ingest_seq
+    positions): the window's bounds on ingest_seq and on the raw table's blocks, so Spark lists
+    only the blocks the window spans. -#}
+{% macro facet_window_source_events(alias='source_events') -%}
+    {%- set rows = lineage_ingest_block_events() -%}
+    {{ alias }}.ingest_seq > {{ input_window_low() }} and {{ alias }}.ingest_seq <= {{ input_window_high() }}
+    and {{ alias }}.ingest_block >= ({{ input_window_low() }} + 1) div {{ rows }}
+    and {{ alias }}.ingest_block <= {{ input_window_high() }} div {{ rows }}
 {%- endmacro %}
 
 {#- The batch-window var: the backfill command sets it to load a long history in bounded chunks. -#}

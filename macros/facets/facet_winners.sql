@@ -31,8 +31,7 @@
 {%- endmacro %}
 
 {% macro facet_winner_revisions(scope, key_column, label_columns, condition='true', inline_bodies=false) -%}
-{%- set seq_after = facet_scalar(this, 'max(last_ingest_seq)') if is_incremental() else none -%}
-{%- set window_condition = "scope = '" ~ scope ~ "' and disposition = 'accepted' and " ~ key_column ~ " is not null and (" ~ condition ~ ") and " ~ facet_seq_predicate('ingest_seq', seq_after) -%}
+{%- set window_condition = "scope = '" ~ scope ~ "' and disposition = 'accepted' and " ~ key_column ~ " is not null and (" ~ condition ~ ") and " ~ in_input_window() -%}
 
 with window_rows as (
     select
@@ -67,16 +66,9 @@ load_winners as (
         max(ingest_seq) as last_ingest_seq
     from window_rows
     group by entity_key, name
-){%- if inline_bodies -%},
-{%- set seq_from = facet_scalar(ref('facet_refs'), 'min(ingest_seq)', window_condition) -%}
-{%- set seq_upto = facet_scalar(ref('facet_refs'), 'max(ingest_seq)', window_condition) %}
+){%- if inline_bodies %},
 
-{% if seq_upto is none -%}
-{{ facet_entry_ctes(ref('stg_lineage_events'), 'false') }},
-{%- else -%}
-{{ facet_entry_ctes(ref('stg_lineage_events'), facet_seq_predicate('source_events.ingest_seq', seq_from - 1, seq_upto,
-    'source_events.ingest_block')) }},
-{%- endif %}
+{{ facet_entry_ctes(ref('stg_lineage_events'), facet_window_source_events()) }},
 
 winner_texts as (
     select

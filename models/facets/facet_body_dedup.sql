@@ -14,7 +14,6 @@ stored as (
         count(*) as stored_bodies,
         coalesce(sum(body_bytes), 0) as stored_bytes
     from {{ ref('facet_bodies') }}
-    where first_ingest_seq <= {{ facet_published_through() }}
 )
 
 select

@@ -1,20 +1,13 @@
-{{
-    config(
-        materialized='incremental',
-        incremental_strategy='append',
-    )
-}}
+{{ config(materialized='windowed_append', input_window=facet_events_input()) }}
 {#-
   One row per facet found in an event, whatever became of it (accepted, dropped by the drop-list,
   or rejected as malformed), so that read = accepted + dropped + rejected reconciles per event.
   Bodies are not stored here: accepted rows reference the canonical body by its hash, and the
-  first row to see a hash (stores_body) is the one `facet_bodies` copies the text from.
+  first row to see a hash (stores_body) is the one `facet_body_store` copies the text from.
 -#}
-{%- set seq_after = facet_scalar(this, 'max(ingest_seq)') if is_incremental() else none -%}
 
 with
-{{ facet_entry_ctes(ref('stg_lineage_events'), facet_seq_predicate('source_events.ingest_seq', seq_after, facet_ingest_seq_upto(),
-    'source_events.ingest_block')) }},
+{{ facet_entry_ctes(ref('stg_lineage_events'), in_input_window('source_events')) }},
 
 classification as (
     select
@@ -101,7 +94,7 @@ classified_entries as (
 ),
 
 stored_hashes as (
-    {%- if is_incremental() %}
+    {%- if appends_to_existing() %}
         select body_hash
         from {{ this }}
         where stores_body

@@ -1,7 +1,7 @@
 {{
     config(
-        materialized='incremental',
-        incremental_strategy='append',
+        materialized='windowed_append',
+        input_window=facet_refs_input('last_ingest_seq'),
         clustered_by=['dataset_uuid'],
         buckets=facet_winner_buckets(),
     )
@@ -11,8 +11,6 @@
   current version is the latest of a few revisions (bucketed like `facet_winners_dataset`, so the
   join in `current_dataset_facets` needs no shuffle) instead of an aggregate over `facet_refs`.
 -#}
-{%- set seq_after = facet_scalar(this, 'max(last_ingest_seq)') if is_incremental() else none -%}
-
 with version_rows as (
     select
         dataset_uuid,
@@ -23,7 +21,7 @@ with version_rows as (
     where
         scope = 'dataset'
         and dataset_version_uuid is not null
-        and {{ facet_seq_predicate('ingest_seq', seq_after) }}
+        and {{ in_input_window() }}
 )
 
 select /*+ repartition({{ facet_winner_buckets() }}, dataset_uuid) */

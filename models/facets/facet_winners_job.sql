@@ -1,7 +1,7 @@
 {{
     config(
-        materialized='incremental',
-        incremental_strategy='append',
+        materialized='windowed_append',
+        input_window=facet_refs_input('last_ingest_seq'),
         clustered_by=['job_uuid'],
         buckets=facet_winner_buckets(),
     )

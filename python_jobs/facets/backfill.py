@@ -1,6 +1,6 @@
 """Load the facet tables from a long event history in bounded chunks, resuming after a crash.
 
-Each chunk is one ``dbt run`` of the facet storage models (``facet_refs``, ``facet_bodies``, the
+Each chunk is one ``dbt run`` of the facet storage models (``facet_refs``, ``facet_body_store``, the
 ``facet_winners_*`` revisions, then the ``facet_publications`` mark) with the ``facet_ingest_seq_upto`` var
 set to the chunk's last ``ingest_seq``. Every model keeps its own watermark, so a run that died anywhere
 (between chunks, or between the models of one chunk) is resumed by running the command again: chunks already
@@ -21,13 +21,15 @@ from python_jobs.settings import Settings
 # The current-facet revisions are kept up to date chunk by chunk too, so each chunk's work stays bounded.
 STORAGE_MODELS = (
     "facet_refs",
-    "facet_bodies",
+    "facet_body_store",
     "facet_winners_dataset",
     "facet_winners_dataset_version",
     "facet_winners_job",
     "facet_winners_run",
     # The commit mark the joining views read through: they show each chunk once it is complete.
     "facet_publications",
+    # The body store's public face (a view through the mark), there from the first chunk on.
+    "facet_bodies",
 )
 SETUP_NODES = ("stg_lineage_events", "facet_classification")
 FINISH_COMMANDS: dict[str, list[str]] = {

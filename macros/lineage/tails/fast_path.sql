@@ -17,8 +17,8 @@
 {#- The query of the `tail_candidates` scratch relation: reads only the new observations, the
     observations from the earliest new event time on, and one column of the revisions. -#}
 {% macro lineage_tail_candidates(window, recorded) -%}
-    {%- set new_from = run_query('select cast(min(event_time) as string) from '
-        ~ ref('int_lineage_dataset_observations') ~ ' where ingest_seq > ' ~ window.low).columns[0].values()[0] -%}
+    {%- set new_from = scalar_value('select cast(min(event_time) as string) from '
+        ~ ref('int_lineage_dataset_observations') ~ ' where ingest_seq > ' ~ window.low) -%}
     {%- set observation_key = lineage_timeline_key('observations.event_time', 'observations.ingest_seq',
         'if(' ~ lineage_is_output('observations.io_type', 'observations.event_kind') ~ ', 1, 0)') -%}
     with new_observations as (

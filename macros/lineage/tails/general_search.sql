@@ -180,8 +180,8 @@
     {%- set tails = windowed_append_scratch('general_tails',
         'with ' ~ lineage_general_tail_ctes(window, recorded, only_datasets, earliest_changes)
         ~ ' select dataset_uuid, tail_from, carried_version_uuid from tails') -%}
-    {%- set bound = run_query('select cast(coalesce(min(tail_from.at_time), timestamp\'9999-12-31 00:00:00\') as string) from '
-        ~ tails).columns[0].values()[0] -%}
+    {%- set bound = scalar_value('select cast(coalesce(min(tail_from.at_time), timestamp\'9999-12-31 00:00:00\') as string) from '
+        ~ tails) -%}
     {%- set time_bound = "timestamp'" ~ bound ~ "'" -%}
     {%- set live_versions = windowed_append_scratch('general_live_versions',
         'with ' ~ lineage_general_tail_ctes(window, recorded, only_datasets) ~ ', '

@@ -116,7 +116,7 @@
         from {{ ref('int_lineage_version_revisions') }}
         where build_seq = {{ window.high }}
     {%- endset -%}
-    {{ return("timestamp'" ~ run_query(query).columns[0].values()[0] ~ "'") }}
+    {{ return("timestamp'" ~ scalar_value(query) ~ "'") }}
 {%- endmacro %}
 
 {#
@@ -131,8 +131,8 @@
     {%- if existing is none -%}
         {{ return({'relation': relation, 'through': -1, 'has_heads': false}) }}
     {%- endif -%}
-    {%- set through = run_query('select coalesce(max(build_seq), -1) from ' ~ relation
-        ~ ' where build_seq <= ' ~ built_seq).columns[0].values()[0] | int -%}
+    {%- set through = scalar_value('select coalesce(max(build_seq), -1) from ' ~ relation
+        ~ ' where build_seq <= ' ~ built_seq) | int -%}
     {{ return({'relation': relation, 'through': through,
         'has_heads': 'head' in adapter.column_names(existing) | map('lower') | list}) }}
 {%- endmacro %}

@@ -15,6 +15,7 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from python_jobs.dbt import run_dbt
+from python_jobs.facets.backfill import STORAGE_MODELS
 from python_jobs.facets.raw_events import append_raw_frame, contract_row
 from python_jobs.ingest.lineage_contract import RAW_LINEAGE_EVENTS
 from python_jobs.keys import dataset_uuid
@@ -32,7 +33,8 @@ from python_jobs.tools.bench.harness import (
 from python_jobs.tools.generate.facets import NAMESPACE, SyntheticConfig, dataset_name, synthetic_events
 
 INPUT_CLASS_FACETS = ("dataqualitymetrics", "dataqualityassertions", "inputstatistics")
-FACET_TABLES = ("facet_refs", "facet_bodies")
+# (layer, table): the facet rows and the body store behind the facet_bodies view.
+FACET_TABLES = (("lineage", "facet_refs"), ("staging", "facet_body_store"))
 # Current facets, maintained per load; the one-dataset lookup reads these, not the history.
 WINNER_TABLES = ("facet_winners_dataset", "facet_winners_dataset_version", "facet_winners_job", "facet_winners_run")
 
@@ -208,7 +210,9 @@ def run_bench(spark: SparkSession, settings: Settings, config: SyntheticConfig, 
     figures.add("events", f"{config.events:,}")
     reused = reuse and spark.catalog.tableExists(raw)
     if not reused:
-        for table in (raw, *(settings.table("lineage", t) for t in FACET_TABLES + WINNER_TABLES)):
+        stored = [settings.table(layer, t) for layer, t in FACET_TABLES]
+        stored += [settings.table("lineage", t) for t in WINNER_TABLES]
+        for table in (raw, *stored):
             spark.sql(f"drop table if exists {table}")
         started = time.perf_counter()
         append_synthetic_raw(spark, settings, work_dir, config, 0, config.events)
@@ -230,10 +234,10 @@ def run_bench(spark: SparkSession, settings: Settings, config: SyntheticConfig, 
     figures.add(load_label, f"{load_seconds:.1f}")
     figures.add("JVM heap peak during load", mib(jvm_heap_peak(spark)))
     facet_bytes = 0
-    for table in FACET_TABLES:
-        size = table_bytes(spark, settings.table("lineage", table))
+    for layer, table in FACET_TABLES:
+        size = table_bytes(spark, settings.table(layer, table))
         facet_bytes += size
-        figures.add(f"lineage.{table} on disk", mib(size))
+        figures.add(f"{layer}.{table} on disk", mib(size))
     figures.add("facet tables on disk (refs + bodies)", f"{mib(facet_bytes)} ({facet_bytes / raw_bytes:.2f} of raw)")
     winner_bytes = sum(table_bytes(spark, settings.table("lineage", t)) for t in WINNER_TABLES)
     figures.add("current facets on disk (facet_winners_*)", mib(winner_bytes))
@@ -242,7 +246,7 @@ def run_bench(spark: SparkSession, settings: Settings, config: SyntheticConfig, 
         extra = SyntheticConfig(**{**config.__dict__, "events": config.events + increment})
         append_synthetic_raw(spark, settings, work_dir, extra, config.events, config.events + increment)
         started = time.perf_counter()
-        run_dbt(settings, ["run", "--select", *FACET_TABLES, *WINNER_TABLES])
+        run_dbt(settings, ["run", "--select", *STORAGE_MODELS])
         figures.add(f"incremental load of {increment:,} new events (s)", f"{time.perf_counter() - started:.1f}")
         shutil.rmtree(work_dir, ignore_errors=True)
 

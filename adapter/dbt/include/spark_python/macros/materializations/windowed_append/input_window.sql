@@ -30,10 +30,14 @@
 {% macro windowed_append_window(spec, target, full_build) -%}
     {%- set low = -1 if full_build else windowed_append_low(spec, target) -%}
     {%- set partition = spec.get('partition') -%}
+    {%- set upto = spec.get('upto') -%}
     {%- set query -%}
         select coalesce(max({{ spec['column'] }}), -1) from {{ ref(spec['from']) }}
         where {{ spec['column'] }} > {{ low }}
-        {%- if partition %} and {{ partition['column'] }} >= {{ (low + 1) // partition['rows'] }}{% endif %}
+        {%- if upto is not none %} and {{ spec['column'] }} <= {{ upto | int }}{% endif %}
+        {%- if partition %} and {{ partition['column'] }} >= {{ (low + 1) // partition['rows'] }}
+        {%- if upto is not none %} and {{ partition['column'] }} <= {{ (upto | int) // partition['rows'] }}{% endif %}
+        {%- endif %}
     {%- endset -%}
     {%- set found = run_query(query).columns[0].values()[0] | int -%}
     {{ return(windowed_append_span(spec, low, [found, low] | max)) }}

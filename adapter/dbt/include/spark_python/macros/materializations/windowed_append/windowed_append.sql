@@ -35,7 +35,8 @@
 
   Config: input_window = {'from': model name, 'column': upstream position column,
   'own_column': optional, 'partition': optional {'column': upstream partition column,
-  'rows': positions per partition}, 'each_position': optional bool, 'prepare': optional macro
+  'rows': positions per partition}, 'upto': optional highest position this build may read (a
+  backfill's chunk; none reads all), 'each_position': optional bool, 'prepare': optional macro
   name}. on_schema_change: ignore (default), append_new_columns, fail.
 #}
 {% materialization windowed_append, adapter='spark' %}
