@@ -76,7 +76,7 @@
     {{ return(columns[lowered.index(name | lower)]) }}
 {%- endmacro %}
 
-{% macro changelog_plan(source_relation, keys, compare_columns, event_time_column) -%}
+{% macro changelog_plan(source_relation, keys, compare_columns, event_time_column, appends) -%}
     {%- set metadata = changelog_raw_metadata_columns() -%}
     {%- set columns = [] -%}
     {%- set column_types = {} -%}
@@ -92,7 +92,7 @@
             {%- if load_relation(this) is none or changelog_is_waiting(this) -%}
                 {{ log("snapshot_to_changelog: no snapshot of " ~ source_relation ~ " is loaded yet; " ~ this
                        ~ " stays empty until `python -m python_jobs ingest snapshot` loads one", info=true) }}
-                {{ return({'waiting': true, 'key_columns': keys}) }}
+                {{ return({'waiting': true, 'key_columns': keys, 'waiting_for': source_relation.identifier}) }}
             {%- endif -%}
             {{ exceptions.raise_compiler_error(
                 "snapshot_to_changelog: " ~ this ~ " was built from " ~ source_relation ~ ", which no longer "
@@ -118,18 +118,17 @@
 
     {%- set raw_properties = run_query('show tblproperties ' ~ source_relation).rows -%}
     {%- set loaded = changelog_loaded_snapshots(source_relation, raw_properties) -%}
-    {%- set incremental = is_incremental() -%}
+    {%- set incremental = appends -%}
     {%- set state_relation = changelog_state_relation(this) -%}
     {#- changelog_rebuild_state: ignore the state table and project the whole changelog (the benchmark's baseline). -#}
     {%- set use_state = incremental and not var('changelog_rebuild_state', false) -%}
     {%- set no_state = {'exists': false, 'seq': -1, 'offset': -1, 'rows': 0, 'processed_seq': -1, 'processed_offset': -2} -%}
     {%- set hash_signature = changelog_hash_signature(compared) -%}
     {%- set state = changelog_read_state(state_relation, hash_signature) if use_state else no_state -%}
-    {%- if incremental and not state.exists and changelog_is_waiting(this) -%}
-        {#- The first snapshot has arrived: the empty table that waited for it gives way to the real one. -#}
-        {{ log("snapshot_to_changelog: the first snapshot of " ~ source_relation ~ " is loaded; " ~ this
-               ~ " is built from it", info=true) }}
-        {%- do adapter.drop_relation(load_relation(this)) -%}
+    {#- The first snapshot has arrived: the empty table that waited for it gives way to the real one
+        (the materialization drops it; planning writes nothing). -#}
+    {%- set replaces_waiting = incremental and not state.exists and changelog_is_waiting(this) -%}
+    {%- if replaces_waiting -%}
         {%- set incremental = false -%}
     {%- endif -%}
     {%- set processed_seq = state.seq -%}
@@ -202,6 +201,7 @@
         'hash_signature': hash_signature,
         'event_time_column': event_column,
         'rebuild': not incremental,
+        'replaces_waiting': replaces_waiting,
         'state_relation': state_relation,
         'state': state,
         'state_exists': state.exists,
@@ -350,7 +350,7 @@
 {% endmacro %}
 
 {#-
-  Post-hook of every changelog model. The state is a base partition of `<model>__state` plus the
+  The changelog materialization's last step, given the run's plan. The state is a base partition of `<model>__state` plus the
   changelog rows written after it (the tail), which runs fold in on the fly. When the tail passes
   `changelog_compact_ratio` (default 0.2) of the base, the hook writes the folded state as a new
   partition, points the table properties at it and drops the old one; until the properties change
@@ -358,14 +358,9 @@
   it got (`changelog.processed_seq` at `changelog.processed_offset`), so snapshots that changed
   nothing are not diffed again.
 -#}
-{% macro changelog_save_state(primary_key) -%}
-    {%- if execute and not var('changelog_rebuild_state', false) -%}
-        {%- set keys = [primary_key] if primary_key is string else primary_key -%}
-        {%- set marker = modules.re.search('/\\* changelog_plan (\\{.*?\\}) \\*/', model.compiled_code or '') -%}
-        {%- if marker is none -%}
-            {{ exceptions.raise_compiler_error("changelog_save_state: the model was not built by snapshot_to_changelog") }}
-        {%- endif -%}
-        {%- set plan = fromjson(marker.group(1)) -%}
+{% macro changelog_save_state(plan) -%}
+    {%- if not var('changelog_rebuild_state', false) -%}
+        {%- set keys = plan.key_columns -%}
         {%- if plan.get('waiting') -%}
             {%- do run_query("alter table " ~ this ~ " set tblproperties ('changelog.waiting_for' = '"
                              ~ plan.waiting_for | replace("'", "") ~ "')") -%}

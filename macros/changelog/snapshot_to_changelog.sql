@@ -14,35 +14,44 @@
   128-bit hash of the compared columns, changelog_hash.sql), -R in the snapshot after the key's
   last appearance. The timeline holds keys and hashes only; full rows are fetched for the changes. -R and -C carry the row as last emitted (with its event time),
   so a consumer can retract rows without knowing the key; those few rows come from the state table
-  plus its tail, read for the changed keys only. The post-hook changelog_save_state folds the tail
+  plus its tail, read for the changed keys only. The last step, changelog_save_state, folds the tail
   into the state table once it passes `changelog_compact_ratio` of the state, so no run reads the
-  history of snapshots or the whole changelog, and no run rewrites the whole state.
+  history of snapshots or the whole changelog, and no run rewrites the whole state. The changelog
+  materialization (changelog_materialization.sql) runs the plan, the append and the state step.
 #}
 {% macro snapshot_to_changelog(source_relation, primary_key, compare_columns=none, event_time_column=none) -%}
     {%- set keys = [primary_key] if primary_key is string else primary_key -%}
     {{ config(
-        materialized='incremental',
-        incremental_strategy='append',
+        materialized='changelog',
         file_format=var('file_format', 'parquet'),
         on_schema_change='fail',
-        post_hook="{{ changelog_save_state(" ~ tojson(keys) ~ ") }}"
+        changelog={'primary_key': keys, 'compare_columns': compare_columns, 'event_time_column': event_time_column}
     ) }}
-    {%- if not execute -%}
+    {%- if not execute or changelog_materializes() -%}
+        {#- Parsing, or a run: the changelog materialization plans and writes the rows itself. -#}
         select cast(null as bigint) as `offset`
     {%- else -%}
-        {%- set plan = changelog_plan(source_relation, keys, compare_columns, event_time_column) -%}
-        {%- if plan.waiting %}
-        /* changelog_plan {{ tojson({'waiting': true, 'waiting_for': source_relation.identifier}) }} */
-        {{ changelog_waiting_batch(plan.key_columns) }}
-        {%- else %}
-        /* changelog_plan {{ tojson({'through_seq': plan.through_seq, 'rebuild': plan.rebuild, 'compared': plan.compared, 'state': plan.state, 'next_offset': plan.next_offset, 'prior_from_raw': plan.prior_from_raw}) }} */
-        {%- if plan.pending | length == 0 %}
-        {{ changelog_empty_batch(source_relation, plan.columns) }}
-        {%- else %}
-        {{ changelog_batch(source_relation, plan) }}
-        {%- endif -%}
-        {%- endif -%}
+        {#- Compiling, docs, linting: the query the next run would append, planned without writing. -#}
+        {%- set appends = load_relation(this) is not none and not should_full_refresh() -%}
+        {{ changelog_select(source_relation,
+            changelog_plan(source_relation, keys, compare_columns, event_time_column, appends)) }}
     {%- endif -%}
+{%- endmacro %}
+
+{#- True while a run builds the model: the materialization, not the model's SQL, makes its query. -#}
+{% macro changelog_materializes() -%}
+    {{ return(execute and flags.WHICH in ['run', 'build', 'retry'] and config.get('materialized') == 'changelog') }}
+{%- endmacro %}
+
+{#- The rows a run appends under `plan`: none while the source waits for its first snapshot or has no
+    new one, else the diff of the pending snapshots. -#}
+{% macro changelog_select(source_relation, plan) -%}
+    {%- if plan.get('waiting') -%}
+        {{ return(changelog_waiting_batch(plan.key_columns)) }}
+    {%- elif plan.pending | length == 0 -%}
+        {{ return(changelog_empty_batch(source_relation, plan.columns)) }}
+    {%- endif -%}
+    {{ return(changelog_batch(source_relation, plan)) }}
 {%- endmacro %}
 
 {#-

@@ -257,13 +257,10 @@ def test_people_run_by_run_equals_one_run_over_pending_snapshots(spark, warehous
     assert not any("gapless" in name or "paired" in name for name in failed)
 
 
-def run_with(settings: Settings, model: str, **dbt_vars) -> dict:
-    """Runs one model with extra vars; returns the plan its compiled SQL records."""
-    target = settings.project_dir / "target"
-    run_dbt(settings, ["run", "--select", model, "--target-path", str(target)], extra_vars=dbt_vars)
-    compiled = next((target / "compiled").rglob(f"{model}.sql")).read_text()
-    marker = compiled.split("/* changelog_plan ", 1)[1].split(" */", 1)[0]
-    return json.loads(marker)
+def run_with(spark, settings: Settings, model: str, **dbt_vars) -> dict:
+    """Runs one model with extra vars; returns what the run did, as its materialization records it."""
+    run_dbt(settings, ["run", "--select", model], extra_vars=dbt_vars)
+    return json.loads(table_properties(spark, settings.table("changelog", model))["changelog.last_run"])
 
 
 def table_properties(spark, table: str) -> dict:
@@ -282,7 +279,7 @@ def test_prior_state_from_raw_state_tail_compaction_and_fallback(spark, warehous
     never = {"changelog_compact_ratio": 1000}
 
     load(spark, settings, "people", people_file(tmp_path, 0), 0)
-    assert run_with(settings, "people", **never)["prior_from_raw"] is False
+    assert run_with(spark, settings, "people", **never)["prior_from_raw"] is False
     # The first run has no state to extend: it writes one whatever the ratio.
     properties = state_properties(spark, table)
     assert (properties["changelog.state_seq"], properties["changelog.state_offset"]) == ("0", "3")
@@ -290,7 +287,7 @@ def test_prior_state_from_raw_state_tail_compaction_and_fallback(spark, warehous
     # Three rounds without compaction: the state table keeps snapshot 0; the tail (offsets 4..13) grows.
     for index in (1, 2, 3):
         load(spark, settings, "people", people_file(tmp_path, index), index)
-        assert run_with(settings, "people", **never)["prior_from_raw"] is True
+        assert run_with(spark, settings, "people", **never)["prior_from_raw"] is True
     assert changelog(spark, settings, "people") == expected_people()
     properties = state_properties(spark, table)
     assert (properties["changelog.state_seq"], properties["changelog.state_offset"]) == ("0", "3")
@@ -298,14 +295,14 @@ def test_prior_state_from_raw_state_tail_compaction_and_fallback(spark, warehous
     assert [r[0] for r in spark.sql(f"show partitions {table}__state").collect()] == ["cl_state_offset=3"]
 
     # A re-run without a new snapshot appends nothing and moves nothing.
-    run_with(settings, "people", **never)
+    run_with(spark, settings, "people", **never)
     assert changelog(spark, settings, "people") == expected_people()
     assert state_properties(spark, table) == properties
 
     # The tail is 10 rows over a 4-row state: a ratio of 2.5 keeps it (10 is not above 10), 2.4 compacts it.
-    run_with(settings, "people", changelog_compact_ratio=2.5)
+    run_with(spark, settings, "people", changelog_compact_ratio=2.5)
     assert state_properties(spark, table)["changelog.state_offset"] == "3"
-    run_with(settings, "people", changelog_compact_ratio=2.4)
+    run_with(spark, settings, "people", changelog_compact_ratio=2.4)
     properties = state_properties(spark, table)
     assert [properties[f"changelog.state_{name}"] for name in ("seq", "offset", "rows")] == ["3", "13", "4"]
     assert [r[0] for r in spark.sql(f"show partitions {table}__state").collect()] == ["cl_state_offset=13"]
@@ -316,11 +313,11 @@ def test_prior_state_from_raw_state_tail_compaction_and_fallback(spark, warehous
     # (offset 14) and still emits the right rows.
     write_csv(tmp_path / "people_4.csv", PEOPLE_HEADER, PEOPLE_SNAPSHOTS[3][:2] + PEOPLE_SNAPSHOTS[3][3:])
     load(spark, settings, "people", tmp_path / "people_4.csv", 4)
-    assert run_with(settings, "people", **never)["prior_from_raw"] is True
+    assert run_with(spark, settings, "people", **never)["prior_from_raw"] is True
     spark.sql(f"alter table {settings.table('raw', 'people_snapshots')} drop partition (snapshot_seq = 4)")
     write_csv(tmp_path / "people_5.csv", PEOPLE_HEADER, [("p1", "Ann", "ann@x.org", "12"), PEOPLE_SNAPSHOTS[3][3]])
     load(spark, settings, "people", tmp_path / "people_5.csv", 5)
-    assert run_with(settings, "people", **never)["prior_from_raw"] is False
+    assert run_with(spark, settings, "people", **never)["prior_from_raw"] is False
     assert changelog(spark, settings, "people")[len(expected_people()) :] == [
         (14, RETRACT, loaded(4), at(0), "p3", "Cy", "cy@x.org", None),
         (15, CORRECT_FROM, loaded(5), at(2), "p1", "Ann", "ann@x.org", "11"),
@@ -420,7 +417,7 @@ def test_key_only_snapshots_append_and_retract(spark, warehouse, tmp_path):
 
     # The processed snapshot is empty, so it has no partition in raw: it still stands for the (empty) prior state.
     load(spark, settings, "tags", tags_file(tmp_path, 4, ["a"]), 4)
-    assert run_with(settings, "tags")["prior_from_raw"] is True
+    assert run_with(spark, settings, "tags")["prior_from_raw"] is True
     assert changelog(spark, settings, "tags")[8:] == [(8, APPEND, loaded(4), at(4), "a")]
 
 
@@ -542,6 +539,9 @@ def test_a_changelog_with_no_snapshot_yet_builds_empty_then_fills_from_the_first
 
     header = ["late_id", "amount"]
     load(spark, settings, "late", write_csv(tmp_path / "late_0.csv", header, [("a", "1"), ("b", "2")]), 0)
+    # Compiling plans the first build but writes nothing: the empty table stays until a run replaces it.
+    dbt(settings, "compile", "--select", "late")
+    assert table_properties(spark, table)["changelog.waiting_for"] == "late_snapshots"
     dbt(settings, "build", "--select", "late", "late_current")
     assert changelog(spark, settings, "late") == [
         (0, APPEND, loaded(0), at(0), "a", "1"),
