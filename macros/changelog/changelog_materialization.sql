@@ -43,10 +43,7 @@
     {%- elif plan.get('waiting') or plan.pending | length == 0 -%}
         {%- call noop_statement('main', 'no new snapshot of ' ~ source_relation, 'SKIP') -%}{%- endcall -%}
     {%- else -%}
-        {%- set columns = windowed_append_columns(target, select_sql) -%}
-        {%- call statement('main') -%}
-            {{ published_append_statement(target, columns, select_sql) }}
-        {%- endcall -%}
+        {%- do published_append_main(target, select_sql) -%}
     {%- endif -%}
     {%- do changelog_save_state(plan) -%}
     {%- if not plan.get('waiting') -%}

@@ -25,6 +25,18 @@
     and {{ alias }}.ingest_block <= {{ input_window_high() }} div {{ rows }}
 {%- endmacro %}
 
+{#- The body hashes this model's table already holds (rows matching `condition`); none on a first build. -#}
+{% macro facet_stored_hashes(condition='true') -%}
+    {%- if appends_to_existing() -%}
+        select body_hash
+        from {{ this }}
+        where {{ condition }}
+    {%- else -%}
+        select cast(null as string) as body_hash
+        where false
+    {%- endif -%}
+{%- endmacro %}
+
 {#- The batch-window var: the backfill command sets it to load a long history in bounded chunks. -#}
 {% macro facet_ingest_seq_upto() -%}
     {%- set upto = var('facet_ingest_seq_upto', none) -%}

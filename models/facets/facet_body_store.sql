@@ -22,13 +22,7 @@ candidate_rows as (
 ),
 
 stored_bodies as (
-    {%- if appends_to_existing() %}
-        select body_hash
-        from {{ this }}
-    {%- else %}
-        select cast(null as string) as body_hash
-        where false
-    {%- endif %}
+    {{ facet_stored_hashes() }}
 ),
 
 candidate_texts as (

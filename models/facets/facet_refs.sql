@@ -94,14 +94,7 @@ classified_entries as (
 ),
 
 stored_hashes as (
-    {%- if appends_to_existing() %}
-        select body_hash
-        from {{ this }}
-        where stores_body
-    {%- else %}
-        select cast(null as string) as body_hash
-        where false
-    {%- endif %}
+    {{ facet_stored_hashes('stores_body') }}
 ),
 
 ranked_entries as (

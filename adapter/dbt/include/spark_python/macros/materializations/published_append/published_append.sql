@@ -30,3 +30,37 @@
         {{ select_sql }}
     ) as new_rows
 {%- endmacro %}
+
+{#
+  The columns to insert, by name: the table's own. With on_schema_change=append_new_columns the
+  columns the query has and the table lacks are added first (a table built by an older version);
+  with fail, they stop the build.
+-#}
+{% macro append_columns(target, sql) -%}
+    {%- set on_schema_change = config.get('on_schema_change') or 'ignore' -%}
+    {%- set existing = adapter.column_names(target) -%}
+    {%- if on_schema_change != 'ignore' -%}
+        {%- set known = existing | map('lower') | list -%}
+        {%- set added = [] -%}
+        {%- for row in run_query('describe query ' ~ sql) if row[0] | lower not in known -%}
+            {%- do added.append('`' ~ row[0] ~ '` ' ~ row[1]) -%}
+        {%- endfor -%}
+        {%- if added and on_schema_change == 'fail' -%}
+            {{ exceptions.raise_compiler_error(target ~ ' lacks columns ' ~ added | join(', ')
+                ~ ' that its model selects (on_schema_change=fail)') }}
+        {%- elif added -%}
+            {%- do run_query('alter table ' ~ target ~ ' add columns (' ~ added | join(', ') ~ ')') -%}
+            {%- set existing = adapter.get_columns_in_relation(target) | map(attribute='name') | list -%}
+        {%- endif -%}
+    {%- endif -%}
+    {{ return('`' ~ existing | join('`, `') ~ '`') }}
+{%- endmacro %}
+
+{#- The main statement of an append to an existing table: the query's rows, by the table's own columns
+    (after append_columns applies on_schema_change), published all at once. -#}
+{% macro published_append_main(target, select_sql) -%}
+    {%- set columns = append_columns(target, select_sql) -%}
+    {%- call statement('main') -%}
+        {{ published_append_statement(target, columns, select_sql) }}
+    {%- endcall -%}
+{%- endmacro %}

@@ -180,31 +180,6 @@
         ~ window.high ~ "', 'lineage.input_window' = '" ~ described ~ "')") -%}
 {%- endmacro %}
 
-{#
-  The columns to insert, by name: the table's own. With on_schema_change=append_new_columns the
-  columns the query has and the table lacks are added first (a table built by an older version);
-  with fail, they stop the build.
--#}
-{% macro windowed_append_columns(target, sql) -%}
-    {%- set on_schema_change = config.get('on_schema_change') or 'ignore' -%}
-    {%- set existing = adapter.column_names(target) -%}
-    {%- if on_schema_change != 'ignore' -%}
-        {%- set known = existing | map('lower') | list -%}
-        {%- set added = [] -%}
-        {%- for row in run_query('describe query ' ~ sql) if row[0] | lower not in known -%}
-            {%- do added.append('`' ~ row[0] ~ '` ' ~ row[1]) -%}
-        {%- endfor -%}
-        {%- if added and on_schema_change == 'fail' -%}
-            {{ exceptions.raise_compiler_error(target ~ ' lacks columns ' ~ added | join(', ')
-                ~ ' that its model selects (on_schema_change=fail)') }}
-        {%- elif added -%}
-            {%- do run_query('alter table ' ~ target ~ ' add columns (' ~ added | join(', ') ~ ')') -%}
-            {%- set existing = adapter.get_columns_in_relation(target) | map(attribute='name') | list -%}
-        {%- endif -%}
-    {%- endif -%}
-    {{ return('`' ~ existing | join('`, `') ~ '`') }}
-{%- endmacro %}
-
 {#- The window's low end in the model's query: the bound variable, or -1 when dbt only compiles. -#}
 {% macro input_window_low() -%}
     {{ return(windowed_append_variable() ~ '.low' if windowed_append_binds() else '-1') }}

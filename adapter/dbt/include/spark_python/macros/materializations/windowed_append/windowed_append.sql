@@ -65,10 +65,7 @@
                 {{ create_table_as(False, target, sql) }}
             {%- endcall -%}
         {%- else -%}
-            {%- set columns = windowed_append_columns(target, sql) -%}
-            {%- call statement('main') -%}
-                {{ published_append_statement(target, columns, sql) }}
-            {%- endcall -%}
+            {%- do published_append_main(target, sql) -%}
         {%- endif -%}
         {%- do windowed_append_unbind() -%}
         {%- do windowed_append_record(target, step) -%}
