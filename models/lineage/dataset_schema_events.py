@@ -4,8 +4,8 @@ Like Open Data Fabric's SetDataSchema: a reader learns a dataset's exact schema 
 without opening a data file. Two sources of schema versions:
 - OpenLineage datasets: versions in `dataset_schema_versions` without an event yet, with their fields from
   the field mapping (nested fields rebuilt from their dotted paths);
-- the changelog streams this warehouse writes: the Spark schema of each table in the changelog schema
-  (dbt builds those first: they sit at the top of the DAG, this model several levels down).
+- the changelog streams this warehouse writes: the Spark schema of each stream the `changelog_streams`
+  view lists (its refs make every changelog model an upstream of this model).
 
 Schemas are built per dataset on the executors (`applyInArrow`); only versions without an event are
 processed, so a build without a schema change writes nothing.
@@ -16,7 +16,6 @@ import json
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from python_jobs.contracts import is_changelog_stream
 from python_jobs.keys import dataset_uuid
 from python_jobs.schema.events import EVENT_SPARK_DDL, events_for_group
 from python_jobs.schema.flat_fields import nest_fields
@@ -57,30 +56,23 @@ def lineage_schema_versions(dbt) -> DataFrame:
     )
 
 
-def changelog_schema_versions(session: SparkSession, changelog_schema: str) -> DataFrame:
-    """The current schema of every changelog stream: tables whose first columns are the ODF system columns."""
+def changelog_schema_versions(session: SparkSession, streams: DataFrame) -> DataFrame:
+    """The current schema of every changelog stream, one row per row of the changelog_streams view."""
     rows = []
-    if session.catalog.databaseExists(changelog_schema):
-        for table in session.catalog.listTables(changelog_schema):
-            if table.tableType == "VIEW" or table.isTemporary:
-                continue
-            frame = session.table(f"{changelog_schema}.{table.name}")
-            if not is_changelog_stream(frame.columns):
-                continue
-            name = f"changelog.{table.name}"
-            fields = spark_schema_fields(frame.schema)
-            bounds = frame.agg(F.min("system_time").alias("first"), F.max("system_time").alias("last")).first()
-            rows.append(
-                (
-                    dataset_uuid(WAREHOUSE_NAMESPACE, name),
-                    WAREHOUSE_NAMESPACE,
-                    name,
-                    marquez_schema_version_uuid(WAREHOUSE_NAMESPACE, name, fields),
-                    bounds["first"],
-                    bounds["last"],
-                    json.dumps(fields),
-                )
+    for stream in streams.orderBy("model_name").collect():
+        name = f"changelog.{stream['table_name']}"
+        fields = spark_schema_fields(session.table(stream["relation_name"]).schema)
+        rows.append(
+            (
+                dataset_uuid(WAREHOUSE_NAMESPACE, name),
+                WAREHOUSE_NAMESPACE,
+                name,
+                marquez_schema_version_uuid(WAREHOUSE_NAMESPACE, name, fields),
+                stream["first_system_time"],
+                stream["last_system_time"],
+                json.dumps(fields),
             )
+        )
     return session.createDataFrame(
         rows,
         "dataset_uuid string, namespace_name string, dataset_name string, schema_version_uuid string, "
@@ -104,7 +96,7 @@ def last_event_per_dataset(existing: DataFrame) -> DataFrame:
 def model(dbt, session):
     dbt.config(materialized="incremental", incremental_strategy="append")
     versions = lineage_schema_versions(dbt).select(*VERSION_COLUMNS).unionByName(
-        changelog_schema_versions(session, dbt.config.meta_get("changelog_schema")).select(*VERSION_COLUMNS)
+        changelog_schema_versions(session, dbt.ref("changelog_streams")).select(*VERSION_COLUMNS)
     )
 
     if dbt.is_incremental:

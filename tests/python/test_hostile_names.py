@@ -88,7 +88,8 @@ PLACEHOLDER_JOB = "${json-unit.any-string}"
 
 # The lineage and facet models with their data tests; the graph model (pure lineage, no names of its
 # own) is left out to save its time.
-BUILD = ["build", "--select", "stg_lineage_events+", "facet_classification", "--exclude", "dataset_lineage_graph"]
+BUILD = ["build", "--select", "stg_lineage_events+", "changelog_streams", "facet_classification",
+         "--exclude", "dataset_lineage_graph"]
 
 
 def facet(**body: object) -> dict:

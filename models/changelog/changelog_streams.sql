@@ -1,0 +1,25 @@
+{{ config(materialized='view') }}
+
+{#- One row per changelog stream this project builds, with its first and last system_time. The refs make
+    every changelog model an upstream of this view and so of dataset_schema_events, which reads it. -#}
+{%- set streams = changelog_stream_models() -%}
+{{ changelog_check_streams_listed(streams) }}
+{%- for name in streams %}
+    {%- set stream = ref(name) %}
+select
+    '{{ name }}' as model_name,
+    '{{ stream.identifier }}' as table_name,
+    '{{ stream }}' as relation_name,
+    min(system_time) as first_system_time,
+    max(system_time) as last_system_time
+from {{ stream }}
+{% if not loop.last %}union all{% endif %}
+{%- else %}
+select
+    cast(null as string) as model_name,
+    cast(null as string) as table_name,
+    cast(null as string) as relation_name,
+    cast(null as timestamp) as first_system_time,
+    cast(null as timestamp) as last_system_time
+where false
+{%- endfor %}
