@@ -4,10 +4,21 @@
   read, never `event_json`. Sections: runFacets, jobFacets, and for datasets `facets` plus
   `inputFacets` / `outputFacets`; dataset_role is input, output or dataset (DatasetEvent).
 #}
-{% macro facet_event_columns(alias) -%}
-    {%- for column in ['event_id', 'ingest_seq', 'event_kind', 'event_type', 'event_time', 'run_id',
-                       'job_namespace', 'job_name', 'source_file', 'source_line'] -%}
-        {{ alias }}.{{ column }}{{ ',' if not loop.last }}
+{#- The event's columns that every facet row carries, each qualified by `alias` when given. -#}
+{% macro facet_event_columns(alias=none) -%}
+    {{ facet_qualified_columns(alias, ['event_id', 'ingest_seq', 'event_kind', 'event_type', 'event_time', 'run_id',
+        'job_namespace', 'job_name', 'source_file', 'source_line']) }}
+{%- endmacro %}
+
+{#- Where a facet sits in its event, and its name: each qualified by `alias` when given. -#}
+{% macro facet_place_columns(alias=none) -%}
+    {{ facet_qualified_columns(alias, ['scope', 'section', 'dataset_role', 'entry_position', 'dataset_namespace',
+        'dataset_name', 'facet_name']) }}
+{%- endmacro %}
+
+{% macro facet_qualified_columns(alias, columns) -%}
+    {%- for column in columns -%}
+        {{ alias ~ '.' if alias }}{{ column }}{{ ',' if not loop.last }}
     {% endfor -%}
 {%- endmacro %}
 
@@ -126,37 +137,19 @@ facet_dataset_entries as (
 facet_entries_unkeyed as (
     select
         {{ facet_event_columns('facet_run_entries') }},
-        facet_run_entries.scope,
-        facet_run_entries.section,
-        facet_run_entries.dataset_role,
-        facet_run_entries.entry_position,
-        facet_run_entries.dataset_namespace,
-        facet_run_entries.dataset_name,
-        facet_run_entries.facet_name,
+        {{ facet_place_columns('facet_run_entries') }},
         facet_run_entries.body_text
     from facet_run_entries
     union all
     select
         {{ facet_event_columns('facet_job_entries') }},
-        facet_job_entries.scope,
-        facet_job_entries.section,
-        facet_job_entries.dataset_role,
-        facet_job_entries.entry_position,
-        facet_job_entries.dataset_namespace,
-        facet_job_entries.dataset_name,
-        facet_job_entries.facet_name,
+        {{ facet_place_columns('facet_job_entries') }},
         facet_job_entries.body_text
     from facet_job_entries
     union all
     select
         {{ facet_event_columns('facet_dataset_entries') }},
-        facet_dataset_entries.scope,
-        facet_dataset_entries.section,
-        facet_dataset_entries.dataset_role,
-        facet_dataset_entries.entry_position,
-        facet_dataset_entries.dataset_namespace,
-        facet_dataset_entries.dataset_name,
-        facet_dataset_entries.facet_name,
+        {{ facet_place_columns('facet_dataset_entries') }},
         facet_dataset_entries.body_text
     from facet_dataset_entries
 ),
@@ -164,13 +157,7 @@ facet_entries_unkeyed as (
 facet_entries as (
     select
         {{ facet_event_columns('facet_entries_unkeyed') }},
-        facet_entries_unkeyed.scope,
-        facet_entries_unkeyed.section,
-        facet_entries_unkeyed.dataset_role,
-        facet_entries_unkeyed.entry_position,
-        facet_entries_unkeyed.dataset_namespace,
-        facet_entries_unkeyed.dataset_name,
-        facet_entries_unkeyed.facet_name,
+        {{ facet_place_columns('facet_entries_unkeyed') }},
         facet_entries_unkeyed.body_text,
         {#- the facet's place in its event, as a JSON array: unambiguous whatever the names contain -#}
         {{ name_uuid("to_json(array('facet', facet_entries_unkeyed.event_id, facet_entries_unkeyed.section, coalesce(facet_entries_unkeyed.dataset_role, ''), cast(facet_entries_unkeyed.entry_position as string), facet_entries_unkeyed.facet_name))") }} as facet_row_key

@@ -3,60 +3,31 @@
   stg_lineage_events, lineage_events_input): its inputs, its outputs and the dataset of a DatasetEvent. `io_type` is input, output or dataset; `ref_index` is the
   position in the event's list (0 for a DatasetEvent). Facets stay JSON text.
 #}
+{#- The event columns each dataset reference row carries. -#}
+{% macro lineage_reference_event_columns() -%}
+    {{ return(['event_id', 'ingest_seq', 'event_time', 'event_kind', 'event_type', 'run_id', 'job_namespace',
+        'job_name']) }}
+{%- endmacro %}
+
 {% macro lineage_dataset_references() -%}
     with new_events as (
-        select
-            event_id,
-            ingest_seq,
-            event_time,
-            event_kind,
-            event_type,
-            run_id,
-            job_namespace,
-            job_name,
-            inputs,
-            outputs,
-            dataset
-        from {{ ref('stg_lineage_events') }}
-        where {{ in_input_window() }}
-    ),
-
-    -- One explode over the three lists, each entry cut down to the fields used first: a union of
-    -- three branches scanned the raw table three times, and exploding whole entries copied
-    -- their facet maps into every row.
-    event_references as (
-        select
-            event_id,
-            ingest_seq,
-            event_time,
-            event_kind,
-            event_type,
-            run_id,
-            job_namespace,
-            job_name,
-            explode(concat(
-                {{ lineage_reference_entries('inputs', 'input') }},
-                {{ lineage_reference_entries('outputs', 'output') }},
-                if(dataset is null, array(), array({{ lineage_reference_entry('dataset', "'dataset'", '0') }}))
-            )) as ref
-        from new_events
+        {{ input_window_rows('stg_lineage_events', lineage_reference_event_columns() + ['inputs', 'outputs', 'dataset'])
+            | indent(4) }}
     )
 
+    -- One inline over the three lists, each entry cut down to the fields used first: a union of
+    -- three branches scanned the raw table three times, and exploding whole entries copied
+    -- their facet maps into every row.
     select
-        event_id,
-        ingest_seq,
-        event_time,
-        event_kind,
-        event_type,
-        run_id,
-        job_namespace,
-        job_name,
-        ref.io_type,
-        ref.ref_index,
-        ref.namespace_name,
-        ref.dataset_name,
-        ref.schema_facet
-    from event_references
+        {%- for column in lineage_reference_event_columns() %}
+        {{ column }},
+        {%- endfor %}
+        inline(concat(
+            {{ lineage_reference_entries('inputs', 'input') }},
+            {{ lineage_reference_entries('outputs', 'output') }},
+            if(dataset is null, array(), array({{ lineage_reference_entry('dataset', "'dataset'", '0') }}))
+        ))
+    from new_events
 {%- endmacro %}
 
 {#- The entries of the list column `list_column` as lineage_reference_entry structs (empty when absent). -#}

@@ -15,6 +15,16 @@
     ]) }}
 {%- endmacro %}
 
+{#- The columns of a schema pointer revision (int_lineage_version_schema_revisions): the version it is
+    about, the schema version it points at, and when the pointer was set. -#}
+{% macro lineage_schema_pointer_columns() -%}
+    {{ return([
+        'dataset_version_uuid', 'dataset_uuid', 'namespace_name', 'dataset_name', 'run_uuid', 'version_created_at',
+        'version_first_ingest_seq', 'version_timeline_key', 'dataset_schema_version_uuid', 'is_empty_schema',
+        'merged_fields', 'pointed_at', 'pointed_at_seq', 'pointer_timeline_key',
+    ]) }}
+{%- endmacro %}
+
 {#- A timeline key before every real one: "recompute the dataset from its beginning". -#}
 {% macro lineage_timeline_start() -%}
     {{ lineage_timeline_key("timestamp'0001-01-01 00:00:00'", '-1', '0') }}

@@ -6,20 +6,23 @@
 {{ changelog_check_streams_listed(streams) }}
 {%- for name in streams %}
     {%- set stream = ref(name) %}
-select
-    '{{ name }}' as model_name,
-    '{{ stream.identifier }}' as table_name,
-    '{{ stream }}' as relation_name,
-    min(system_time) as first_system_time,
-    max(system_time) as last_system_time
-from {{ stream }}
-{% if not loop.last %}union all{% endif %}
+    select
+        '{{ name }}' as model_name,
+        '{{ stream.identifier }}' as table_name,
+        '{{ stream }}' as relation_name,
+        min(system_time) as first_system_time,
+        max(system_time) as last_system_time
+    from {{ stream }}
+    {% if not loop.last %}union all{% endif %}
 {%- else %}
 select
-    cast(null as string) as model_name,
-    cast(null as string) as table_name,
-    cast(null as string) as relation_name,
-    cast(null as timestamp) as first_system_time,
-    cast(null as timestamp) as last_system_time
+    model_name,
+    table_name,
+    relation_name,
+    first_system_time,
+    last_system_time
+from values (
+    cast(null as string), cast(null as string), cast(null as string), cast(null as timestamp), cast(null as timestamp)
+) as no_streams (model_name, table_name, relation_name, first_system_time, last_system_time)
 where false
 {%- endfor %}

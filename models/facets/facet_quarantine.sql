@@ -1,24 +1,5 @@
 {{ config(materialized='view', schema='audit') }}
 {#- Malformed facets with the reason, file and line; the event itself stays in raw.lineage_events. -#}
-with rejected_rows as (
-    select
-        facet_row_key,
-        event_id,
-        ingest_seq,
-        source_file,
-        source_line,
-        scope,
-        section,
-        dataset_namespace,
-        dataset_name,
-        name,
-        reject_reason,
-        facet_bytes,
-        derived_at
-    from {{ ref('facet_refs') }}
-    where disposition = 'rejected'
-)
-
 select
     facet_row_key,
     event_id,
@@ -33,4 +14,5 @@ select
     reject_reason as reason,
     facet_bytes,
     derived_at
-from rejected_rows
+from {{ ref('facet_refs') }}
+where disposition = 'rejected'

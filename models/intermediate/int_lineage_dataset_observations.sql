@@ -11,14 +11,9 @@ with dataset_references as (
 
 hashed_references as (
     select
-        event_id,
-        ingest_seq,
-        event_time,
-        event_kind,
-        event_type,
-        run_id,
-        job_namespace,
-        job_name,
+        {%- for column in lineage_reference_event_columns() %}
+            {{ column }},
+        {%- endfor %}
         io_type,
         ref_index,
         namespace_name,

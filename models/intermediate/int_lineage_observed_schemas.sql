@@ -44,7 +44,4 @@ select
     distinct_schemas.first_ingest_seq,
     {{ input_window_high() }} as built_through_seq
 from distinct_schemas
-{% if appends_to_existing() %}
-    left anti join {{ this }} as existing
-        on distinct_schemas.observed_schema_uuid = existing.observed_schema_uuid
-{% endif %}
+{{ except_existing('distinct_schemas.observed_schema_uuid = existing.observed_schema_uuid') }}

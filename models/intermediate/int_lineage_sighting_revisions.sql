@@ -13,14 +13,8 @@
   the versions (each_position).
 #}
 with build_versions as (
-    select
-        dataset_uuid,
-        dataset_version_uuid,
-        run_uuid,
-        timeline_key,
-        tail_from
-    from {{ ref('int_lineage_version_revisions') }}
-    where {{ in_input_window() }}
+    {{ input_window_rows('int_lineage_version_revisions', [
+        'dataset_uuid', 'dataset_version_uuid', 'run_uuid', 'timeline_key', 'tail_from']) }}
 ),
 
 tails as (

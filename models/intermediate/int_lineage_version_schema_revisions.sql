@@ -121,14 +121,7 @@ fields_at_first_sighting as (
 
 own_schema_rows as (
     select
-        all_versions.dataset_version_uuid,
-        all_versions.dataset_uuid,
-        all_versions.namespace_name,
-        all_versions.dataset_name,
-        all_versions.run_uuid,
-        all_versions.created_at as version_created_at,
-        all_versions.first_ingest_seq as version_first_ingest_seq,
-        all_versions.timeline_key as version_timeline_key,
+        {{ lineage_pointer_version_columns('all_versions') }},
         -- A version without any schema facet points at the dataset's empty field set.
         coalesce(
             all_versions.own_schema_uuid,
@@ -150,14 +143,7 @@ own_schema_rows as (
 
 merged_schema_rows as (
     select
-        all_versions.dataset_version_uuid,
-        all_versions.dataset_uuid,
-        all_versions.namespace_name,
-        all_versions.dataset_name,
-        all_versions.run_uuid,
-        all_versions.created_at as version_created_at,
-        all_versions.first_ingest_seq as version_first_ingest_seq,
-        all_versions.timeline_key as version_timeline_key,
+        {{ lineage_pointer_version_columns('all_versions') }},
         {{ schema_version_uuid('all_versions.namespace_name', 'all_versions.dataset_name', 'merged_schemas.fields') }}
             as dataset_schema_version_uuid,
         false as is_empty_schema,
@@ -178,19 +164,8 @@ pointers as (
 )
 
 select
-    dataset_version_uuid,
-    dataset_uuid,
-    namespace_name,
-    dataset_name,
-    run_uuid,
-    version_created_at,
-    version_first_ingest_seq,
-    version_timeline_key,
-    dataset_schema_version_uuid,
-    is_empty_schema,
-    merged_fields,
-    pointed_at,
-    pointed_at_seq,
-    pointer_timeline_key,
+    {%- for column in lineage_schema_pointer_columns() %}
+        {{ column }},
+    {%- endfor %}
     {{ input_window_high() }} as build_seq
 from pointers

@@ -187,7 +187,4 @@ select
     keyed.recorded_at,
     keyed.ingest_seq
 from keyed
-{% if appends_to_existing() %}
-    left anti join {{ this }} as existing
-        on keyed.uuid = existing.uuid
-{% endif %}
+{{ except_existing('keyed.uuid = existing.uuid') }}

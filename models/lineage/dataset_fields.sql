@@ -3,15 +3,8 @@
 {#- Marquez's dataset_fields: one row per (dataset, field name, type), from each new field set.
     Nested fields appear under their dot-joined path. -#}
 with new_schemas as (
-    select
-        dataset_uuid,
-        namespace_name,
-        dataset_name,
-        fields,
-        first_seen_at,
-        first_ingest_seq
-    from {{ ref('int_lineage_observed_schemas') }}
-    where {{ in_input_window() }}
+    {{ input_window_rows('int_lineage_observed_schemas', [
+        'dataset_uuid', 'namespace_name', 'dataset_name', 'fields', 'first_seen_at', 'first_ingest_seq']) }}
 ),
 
 fields as (
@@ -63,7 +56,4 @@ select
     keyed.created_at,
     keyed.ingest_seq
 from keyed
-{% if appends_to_existing() %}
-    left anti join {{ this }} as existing
-        on keyed.uuid = existing.uuid
-{% endif %}
+{{ except_existing('keyed.uuid = existing.uuid') }}

@@ -2,19 +2,11 @@
 
 {#- Marquez's dataset_schema_versions: each distinct field set a dataset version pointed at, once.
     Never updated: a changed or merged field set is a new row with a new id. -#}
+-- only the pointers that builds after this model's last run recomputed
 with pointers as (
-    select
-        dataset_schema_version_uuid,
-        dataset_uuid,
-        namespace_name,
-        dataset_name,
-        is_empty_schema,
-        merged_fields,
-        pointed_at,
-        pointed_at_seq
-    from {{ ref('int_lineage_version_schema_revisions') }}
-    -- only the pointers that builds after this model's last run recomputed
-    where {{ in_input_window() }}
+    {{ input_window_rows('int_lineage_version_schema_revisions', [
+        'dataset_schema_version_uuid', 'dataset_uuid', 'namespace_name', 'dataset_name',
+        'is_empty_schema', 'merged_fields', 'pointed_at', 'pointed_at_seq']) }}
 ),
 
 candidates as (
@@ -44,10 +36,7 @@ new_candidates as (
         candidates.created_at,
         candidates.ingest_seq
     from candidates
-    {% if appends_to_existing() %}
-        left anti join {{ this }} as existing
-            on candidates.dataset_schema_version_uuid = existing.uuid
-    {% endif %}
+    {{ except_existing('candidates.dataset_schema_version_uuid = existing.uuid') }}
 ),
 
 batch_end as (

@@ -3,14 +3,8 @@
 {#- Marquez's dataset_schema_versions_field_mapping: the fields of each schema version, written
     once per schema version (not once per dataset version). -#}
 with new_versions as (
-    select
-        uuid,
-        namespace_name,
-        dataset_name,
-        is_merged,
-        built_through_seq
-    from {{ ref('dataset_schema_versions') }}
-    where {{ in_input_window() }}
+    {{ input_window_rows('dataset_schema_versions', [
+        'uuid', 'namespace_name', 'dataset_name', 'is_merged', 'built_through_seq']) }}
 ),
 
 merged as (

@@ -3,21 +3,7 @@
 {#- Marquez's dataset_versions: one per run that wrote the dataset (START and COMPLETE collapse),
     plus one input version for a dataset sighted before any run wrote it. The schema pointer
     moves when inputs reveal fields (int_lineage_dataset_version_schemas), hence a view. -#}
-with pointers as (
-    select
-        dataset_version_uuid,
-        dataset_uuid,
-        namespace_name,
-        dataset_name,
-        run_uuid,
-        version_created_at,
-        version_first_ingest_seq,
-        dataset_schema_version_uuid,
-        is_current
-    from {{ ref('int_lineage_dataset_version_schemas') }}
-),
-
-versions as (
+with versions as (
     select
         dataset_version_uuid,
         dataset_uuid,
@@ -27,7 +13,7 @@ versions as (
         version_created_at,
         version_first_ingest_seq,
         dataset_schema_version_uuid
-    from pointers
+    from {{ ref('int_lineage_dataset_version_schemas') }}
     where is_current
 )
 

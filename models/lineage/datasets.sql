@@ -2,14 +2,8 @@
 
 {#- Every dataset named by an event; appended once, when first seen. -#}
 with new_observations as (
-    select
-        dataset_uuid,
-        namespace_name,
-        dataset_name,
-        event_time,
-        ingest_seq
-    from {{ ref('int_lineage_dataset_observations') }}
-    where {{ in_input_window() }}
+    {{ input_window_rows('int_lineage_dataset_observations', [
+        'dataset_uuid', 'namespace_name', 'dataset_name', 'event_time', 'ingest_seq']) }}
 ),
 
 first_seen as (
@@ -31,7 +25,4 @@ select
     first_seen.created_at,
     first_seen.ingest_seq
 from first_seen
-{% if appends_to_existing() %}
-    left anti join {{ this }} as existing
-        on first_seen.dataset_uuid = existing.uuid
-{% endif %}
+{{ except_existing('first_seen.dataset_uuid = existing.uuid') }}

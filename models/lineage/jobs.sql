@@ -2,13 +2,8 @@
 
 {#- Every job of a RunEvent or JobEvent; appended once, when first seen. -#}
 with new_events as (
-    select
-        ingest_seq,
-        event_time,
-        job_namespace,
-        job_name
-    from {{ ref('stg_lineage_events') }}
-    where job_name is not null and {{ in_input_window() }}
+    {{ input_window_rows('stg_lineage_events', [
+        'ingest_seq', 'event_time', 'job_namespace', 'job_name'], where='job_name is not null') }}
 ),
 
 first_seen as (
@@ -29,9 +24,4 @@ select
     first_seen.created_at,
     first_seen.ingest_seq
 from first_seen
-{% if appends_to_existing() %}
-    left anti join {{ this }} as existing
-        on
-            first_seen.job_namespace = existing.namespace_name
-            and first_seen.job_name = existing.name
-{% endif %}
+{{ except_existing('first_seen.job_namespace = existing.namespace_name and first_seen.job_name = existing.name') }}

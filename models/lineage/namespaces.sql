@@ -52,7 +52,4 @@ select
     first_seen.created_at,
     first_seen.ingest_seq
 from first_seen
-{% if appends_to_existing() %}
-    left anti join {{ this }} as existing
-        on first_seen.namespace_name = existing.name
-{% endif %}
+{{ except_existing('first_seen.namespace_name = existing.name') }}

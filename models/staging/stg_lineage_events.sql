@@ -1,34 +1,4 @@
 {#- Light renaming only; every column was parsed once at ingest. -#}
-with source_events as (
-    select
-        event_id,
-        ingest_seq,
-        event_kind,
-        event_type,
-        event_time,
-        event_time_has_offset,
-        run_id,
-        parent_run_id,
-        parent_job_namespace,
-        parent_job_name,
-        job_namespace,
-        job_name,
-        producer,
-        schema_url,
-        run_facets,
-        job_facets,
-        inputs,
-        outputs,
-        dataset,
-        event_bytes,
-        source_file,
-        source_line,
-        ingest_batch_id,
-        ingested_at,
-        ingest_block
-    from {{ source('raw', 'lineage_events') }}
-)
-
 select
     event_id,
     ingest_seq,
@@ -55,4 +25,4 @@ select
     ingest_batch_id,
     ingested_at,
     ingest_block
-from source_events
+from {{ source('raw', 'lineage_events') }}

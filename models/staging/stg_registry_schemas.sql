@@ -1,20 +1,4 @@
-with registry_schemas as (
-    select
-        schema_uri,
-        vendor,
-        name,
-        format,
-        version,
-        model,
-        revision,
-        addition,
-        schema_json,
-        schema_hash,
-        source_file,
-        ingested_at
-    from {{ source('registry_raw', 'registry_schemas') }}
-)
-
+{#- The registry's schemas as ingested: the raw columns, unchanged. -#}
 select
     schema_uri,
     vendor,
@@ -28,4 +12,4 @@ select
     schema_hash,
     source_file,
     ingested_at
-from registry_schemas
+from {{ source('registry_raw', 'registry_schemas') }}

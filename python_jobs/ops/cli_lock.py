@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import threading
 from collections.abc import Callable, Sequence
 
 from python_jobs.metastore import Holder, MetastoreBusy, check_free, wait_until_free
@@ -83,16 +84,22 @@ def run_handler(args: argparse.Namespace) -> int:
         return int(args.handler(args) or 0)
 
 
+# dbt opens its threads' connections at once, each running the hook: the first takes the lock, the others
+# must then find it held by this process (re-entrant) rather than race it.
+_hook_guard = threading.Lock()
+
+
 def hold_for_dbt(dbt_command: str) -> None:
     """The adapter's ``before_write`` hook: takes the writer lock for the rest of the process (a no-op when
     ``python -m python_jobs`` holds it already). ``LINEAGE_LOCK_WAIT`` (seconds) makes plain dbt wait for it
     like ``--wait``; a busy lock fails the run before any model."""
-    configured = os.environ.get("LINEAGE_LOCK_WAIT", "").strip()
-    wait = float(configured) if configured else None
-    settings = load_settings()
-    metastore = target_metastore(settings)
-    if wait is None:
-        check_free(metastore)
-    else:
-        wait = max(0.0, wait - wait_until_free(metastore, wait))
-    hold_until_exit(settings, f"dbt {dbt_command}", wait)
+    with _hook_guard:
+        configured = os.environ.get("LINEAGE_LOCK_WAIT", "").strip()
+        wait = float(configured) if configured else None
+        settings = load_settings()
+        metastore = target_metastore(settings)
+        if wait is None:
+            check_free(metastore)
+        else:
+            wait = max(0.0, wait - wait_until_free(metastore, wait))
+        hold_until_exit(settings, f"dbt {dbt_command}", wait)

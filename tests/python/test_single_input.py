@@ -90,11 +90,15 @@ def test_lineage_events_alone(spark, isolated_settings):
 @pytest.fixture()
 def user_project(tmp_path: Path) -> Path:
     """The project as a user has it after following the README for one snapshot dataset of their own (a
-    one-line changelog model and a table entry in the snapshots source), and with the one-line typed-table
-    model of a registry family that has no version in the warehouse yet."""
+    one-line changelog model, a table entry in the snapshots source and its name in the var changelog_models),
+    and with the one-line typed-table model of a registry family that has no version in the warehouse yet."""
     root = tmp_path / "project"
     root.mkdir()
-    shutil.copy(PROJECT_DIR / "dbt_project.yml", root / "dbt_project.yml")
+    project_file = (PROJECT_DIR / "dbt_project.yml").read_text()
+    assert "\n  changelog_models: []\n" in project_file
+    (root / "dbt_project.yml").write_text(
+        project_file.replace("\n  changelog_models: []\n", f"\n  changelog_models: [{USER_DATASET}]\n")
+    )
     for folder in ("models", "macros", "seeds", "tests/data_tests"):
         shutil.copytree(PROJECT_DIR / folder, root / folder)
     changelog = root / "models" / "changelog"
@@ -129,6 +133,12 @@ def test_snapshots_alone(spark, isolated_settings, user_project):
         if event.info.name == "JinjaLogInfo":
             logged.append(event.data.msg)
 
+    # Unlisted, the changelog model would not be ordered before the schema events: the build says so.
+    compile_streams = ["compile", "--select", "changelog_streams", "--target-path", str(user_project / "target")]
+    unlisted = run_dbt(settings, compile_streams, extra_vars={"changelog_models": []}, check=False)
+    assert not unlisted.success
+    assert f"changelog model(s) {USER_DATASET} not listed in the var changelog_models" in "\n".join(unlisted.failures)
+
     full_build(settings, "--target-path", str(user_project / "target"), callbacks=[collect])
 
     assert count(spark, settings, "raw", f"{USER_DATASET}_snapshots") == sum(rows)
@@ -138,7 +148,7 @@ def test_snapshots_alone(spark, isolated_settings, user_project):
     events = spark.table(settings.table("lineage", "dataset_schema_events")).where(
         f"dataset_name = 'changelog.{USER_DATASET}'"
     )
-    assert events.count() == 1  # the stream's Arrow schema, found in the changelog schema at run time
+    assert events.count() == 1  # the stream's Arrow schema, through the changelog_streams view
     assert count(spark, settings, "lineage", "runs") == 0
     # a typed table whose family the registry does not hold yet is built empty, with the event columns only
     typed = spark.table(settings.table("registry", USER_FAMILY_TABLE))

@@ -26,13 +26,8 @@ all_versions as (
 ),
 
 build_sightings as (
-    select
-        dataset_version_uuid,
-        sighted_at as at_time,
-        sighted_at_seq as at_seq,
-        observed_schema_uuid
-    from {{ ref('int_lineage_sighting_revisions') }}
-    where {{ in_input_window() }}
+    {{ input_window_rows('int_lineage_sighting_revisions', [
+        'dataset_version_uuid', 'sighted_at as at_time', 'sighted_at_seq as at_seq', 'observed_schema_uuid']) }}
 ),
 
 schema_tokens as (
@@ -138,4 +133,17 @@ differing_sightings as (
         build_sightings.observed_schema_uuid is not null
         and build_sightings.observed_schema_uuid != coalesce(base_schemas.base_schema_uuid, '')
 )
+{%- endmacro %}
+
+{#- The version columns a schema pointer row starts with (lineage_schema_pointer_columns), from a version
+    revision row aliased `alias`. -#}
+{% macro lineage_pointer_version_columns(alias) -%}
+    {{ alias }}.dataset_version_uuid,
+        {{ alias }}.dataset_uuid,
+        {{ alias }}.namespace_name,
+        {{ alias }}.dataset_name,
+        {{ alias }}.run_uuid,
+        {{ alias }}.created_at as version_created_at,
+        {{ alias }}.first_ingest_seq as version_first_ingest_seq,
+        {{ alias }}.timeline_key as version_timeline_key
 {%- endmacro %}

@@ -220,6 +220,25 @@
     {{ return(condition) }}
 {%- endmacro %}
 
+{#- A select of `columns` (names or `expression as name`) from the rows of `model` in this build's
+    window, and `where` (SQL) if given: how a windowed_append model usually reads its input. -#}
+{% macro input_window_rows(model, columns, where=none) -%}
+    select
+        {{ columns | join(',\n        ') }}
+    from {{ ref(model) }}
+    where {% if where %}{{ where }} and {% endif %}{{ in_input_window() }}
+{%- endmacro %}
+
+{#- For a model that appends each key once: a left anti join of its own table (alias `existing`) on
+    `condition` when the build appends to an existing table, so only keys the table lacks are written;
+    nothing on a first or full build. -#}
+{% macro except_existing(condition) -%}
+    {%- if appends_to_existing() %}
+    left anti join {{ this }} as existing
+        on {{ condition }}
+    {%- endif %}
+{%- endmacro %}
+
 {#- A value the prepare step bound (`name`), or `fallback` (SQL) when dbt only compiles. -#}
 {% macro input_window_value(name, fallback) -%}
     {{ return(windowed_append_variable() ~ '.' ~ name if windowed_append_binds() else fallback) }}
