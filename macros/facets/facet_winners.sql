@@ -18,6 +18,16 @@
     {{ return(4) }}
 {%- endmacro %}
 
+{#- The config of a facet_winners_* model: windowed over facet_refs, bucketed by its entity key. -#}
+{% macro facet_winner_config(entity_key) -%}
+    {{ config(
+        materialized='windowed_append',
+        input_window=facet_refs_input('last_ingest_seq'),
+        clustered_by=[entity_key],
+        buckets=facet_winner_buckets(),
+    ) }}
+{%- endmacro %}
+
 {#- Where a facet row stands in the merge: event time, ingest order, then its place in the event. -#}
 {% macro facet_order(relation='') -%}
     {%- set p = relation ~ '.' if relation else '' -%}

@@ -1,11 +1,4 @@
-{{
-    config(
-        materialized='windowed_append',
-        input_window=facet_refs_input('last_ingest_seq'),
-        clustered_by=['dataset_uuid'],
-        buckets=facet_winner_buckets(),
-    )
-}}
+{{ facet_winner_config('dataset_uuid') }}
 {#-
   Types DATASET, UNKNOWN and OUTPUT describe the dataset itself; INPUT facets (row counts and
   quality checks of one read) describe a run's use of it and stay in `dataset_facets`. This is

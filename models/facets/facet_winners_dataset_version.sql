@@ -1,11 +1,4 @@
-{{
-    config(
-        materialized='windowed_append',
-        input_window=facet_refs_input('last_ingest_seq'),
-        clustered_by=['dataset_uuid'],
-        buckets=facet_winner_buckets(),
-    )
-}}
+{{ facet_winner_config('dataset_uuid') }}
 {#-
   Per load, the latest dataset version among the load's dataset facet rows, so that a dataset's
   current version is the latest of a few revisions (bucketed like `facet_winners_dataset`, so the

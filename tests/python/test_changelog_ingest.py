@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import csv
 from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
+from snapshot_files import write_csv  # tests/python is on sys.path
 
 from python_jobs.errors import UserFacingError
 from python_jobs.ingest.snapshot import (
@@ -20,14 +20,6 @@ from python_jobs.ingest.snapshot import (
 
 T0 = datetime(2024, 5, 1, 2, 0)
 HEADER = ["person_id", "name", "score"]
-
-
-def write_csv(path: Path, header: list[str], rows: list[tuple]) -> Path:
-    with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(header)
-        writer.writerows(rows)
-    return path
 
 
 def test_parse_timestamp_normalises_to_naive_utc():

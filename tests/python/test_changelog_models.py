@@ -6,7 +6,6 @@ test models over datasets of their own. Each test loads snapshots into an isolat
 
 from __future__ import annotations
 
-import csv
 import json
 import shutil
 from dataclasses import replace
@@ -16,6 +15,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from snapshot_files import write_csv  # tests/python is on sys.path
 
 from python_jobs.contracts import copy_source_contracts
 from python_jobs.dbt import run_dbt
@@ -97,14 +97,6 @@ def warehouse(isolated_settings, project_dir, tmp_path) -> Settings:
 def dbt(settings: Settings, *args: str, check: bool = True):
     target = settings.project_dir / "target"
     return run_dbt(settings, [*args, "--target-path", str(target)], check=check)
-
-
-def write_csv(path: Path, header: list[str], rows: list[tuple]) -> Path:
-    with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(header)
-        writer.writerows(rows)
-    return path
 
 
 def load(spark, settings: Settings, dataset: str, path: Path, day: int, key=None):
