@@ -59,6 +59,9 @@ class DevTools:
             stderr=subprocess.DEVNULL,
         )
         self._ids = itertools.count(1)
+        # Every event the page sent (``{"method", "params"}``), in order; a test enables the domains it
+        # wants (``Network.enable``, ``Runtime.enable``) and clears the list between pages.
+        self.events: list[dict[str, Any]] = []
         self._resources = contextlib.ExitStack()
         try:
             port = self._wait_for_port(profile_dir / "DevToolsActivePort")
@@ -97,10 +100,23 @@ class DevTools:
         self._socket.send(json.dumps({"id": message_id, "method": method, "params": params}))
         while True:
             reply = json.loads(self._socket.recv(timeout=60))
+            if "method" in reply:
+                self.events.append(reply)
             if reply.get("id") == message_id:
                 if "error" in reply:
                     raise RuntimeError(f"{method}: {reply['error']}")
                 return reply.get("result", {})
+
+    def settle(self, quiet: float = 1.5, timeout: float = 30) -> None:
+        """Reads the page's events until none came for ``quiet`` seconds, or ``timeout`` passed."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                message = json.loads(self._socket.recv(timeout=quiet))
+            except TimeoutError:
+                return
+            if "method" in message:
+                self.events.append(message)
 
     def evaluate(self, expression: str) -> Any:
         result = self.call("Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True)
