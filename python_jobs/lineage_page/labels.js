@@ -19,13 +19,13 @@ var LineageLabels = (function () {
   }
 
   /* At most ``limit`` characters. The last segment of the name stays whole, after as much of the start as
-     fits ("DEMO_DB.pub…stg_customers"): both tell datasets apart. A last segment too long for that is cut
+     fits ("DEMO_DB.publ…stg_customers"): both tell datasets apart. A last segment too long for that is cut
      in its middle. */
   function shorten(text, limit) {
     text = String(text);
     if (text.length <= limit) return text;
     var start = lastSegmentStart(text);
-    var tail = start > 0 ? text.slice(start - 1) : "";
+    var tail = start > 0 ? text.slice(start) : "";
     if (start > 0 && tail.length + 2 <= limit) return text.slice(0, limit - 1 - tail.length) + ELLIPSIS + tail;
     return cutMiddle(text, limit);
   }
@@ -46,13 +46,19 @@ var LineageLabels = (function () {
     return Array.from(byText.values()).filter(function (group) { return group.length > 1; });
   }
 
-  /* From the segment where a name starts to differ from the others in its group, shortened. */
+  /* The name from shortly before where it starts to differ from the others in its group (at most
+     ``CONTEXT`` characters before, not before that segment's start), its end kept when it fits. */
+  var CONTEXT = 8;
   function differingPart(name, others, limit) {
     var shared = 0;
     others.forEach(function (other) { shared = Math.max(shared, sharedPrefix(name, other)); });
     if (shared === 0 || shared >= name.length) return null;
     var cut = Math.max.apply(null, SEPARATORS.map(function (s) { return name.lastIndexOf(s, shared - 1); })) + 1;
-    return ELLIPSIS + shorten(name.slice(cut), limit - 1);
+    var piece = name.slice(Math.max(cut, shared - CONTEXT));
+    if (piece.length <= limit - 1) return ELLIPSIS + piece;
+    var short = shorten(piece, limit - 1);
+    if (short.slice(0, CONTEXT + 1) === piece.slice(0, CONTEXT + 1)) return ELLIPSIS + short;
+    return ELLIPSIS + piece.slice(0, limit - 2) + ELLIPSIS;
   }
 
   /* ``entries``: [{name, label, sublabel}] where ``label`` is the shortened name as drawn. Returns the
