@@ -55,7 +55,11 @@ class Slices:
 
 def slices_by(table: pa.Table, key: str, order: list[tuple[str, str]]) -> Slices:
     """Nulls sort last in every key (Marquez's runs: ``started_at desc nulls last``)."""
-    return runs_of(table.sort_by([(key, "ascending"), *order], null_placement="at_end"), key)
+    return runs_of(table.sort_by(nulls_last([(key, "ascending"), *order])), key)
+
+
+def nulls_last(keys: list[tuple[str, str]]) -> list[tuple[str, str, str]]:
+    return [(name, order, "at_end") for name, order in keys]
 
 
 def runs_of(ordered: pa.Table, key: str) -> Slices:
@@ -185,10 +189,10 @@ def load_snapshot(spark: SparkSession, settings: Settings) -> Snapshot:
         from {lineage}.runs_output_mapping as m join {lineage}.datasets as d on m.dataset_uuid = d.uuid
     """).join(runs.select(["uuid", "job_uuid", "started_at", "created_at"])
               .rename_columns(["run_uuid", "job_uuid", "started_at", "created_at"]), "run_uuid")
-    snap.run_io = runs_of(run_io.sort_by([
+    snap.run_io = runs_of(run_io.sort_by(nulls_last([
         ("job_uuid", "ascending"), *[("run_uuid" if k == "uuid" else k, o) for k, o in RUN_ORDER],
         ("io_type", "ascending"), ("namespace_name", "ascending"), ("name", "ascending"),
-    ], null_placement="at_end"), "run_uuid")
+    ])), "run_uuid")
     _load_latest_runs(spark, lineage, snap)
 
     job_facets = {r.job_uuid: r.facets for r in spark.sql(
