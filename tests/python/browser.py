@@ -127,6 +127,10 @@ class DevTools:
     def open(self, url: str, ready: str, timeout: float = 30) -> None:
         """Navigates and waits until the JavaScript expression ``ready`` is true."""
         self.call("Page.navigate", url=url)
+        self.wait_until(ready, timeout, f"the page at {url}")
+
+    def wait_until(self, ready: str, timeout: float = 30, what: str = "the page") -> None:
+        """Waits until the JavaScript expression ``ready`` is true (after a click, say)."""
         # Between the navigation and the new document's parse there is a moment with no body; asking
         # ``ready`` then would throw, so it is only asked once the new document has one.
         guarded = f"document.body !== null && Boolean({ready})"
@@ -135,7 +139,7 @@ class DevTools:
             if self.evaluate(guarded):
                 return
             time.sleep(0.1)
-        raise TimeoutError(f"the page at {url} never became ready ({ready})")
+        raise TimeoutError(f"{what} never became ready ({ready})")
 
     def click(self, x: float, y: float) -> None:
         """A real mouse click (press and release) at page coordinates."""
