@@ -333,6 +333,11 @@ class MarquezReadApi:
         updated = self._snapshot.job_updated_at.get(entry["uuid"])
         return iso(updated) if updated is not None else entry["createdAt"]
 
+    def _job_updated_moment(self, entry: dict[str, Any]) -> datetime:
+        """For sorting: ISO texts with and without fractions of a second do not sort as their times."""
+        text = self._job_updated_at(entry)
+        return moment(text) if text else datetime.min.replace(tzinfo=UTC)
+
     def _last_run_state(self, entry: dict[str, Any]) -> str | None:
         snap = self._snapshot
         latest = snap.runs.rows(entry["uuid"], 0, 1) if snap.runs else []
@@ -356,7 +361,7 @@ class MarquezReadApi:
         if states is not None:
             entries = [e for e in entries if self._last_run_state(e) in states]
         entries.sort(key=lambda e: (e["namespace"], e["name"]))
-        entries.sort(key=lambda e: self._job_updated_at(e) or "", reverse=True)
+        entries.sort(key=self._job_updated_moment, reverse=True)
         return {"jobs": [self._job(e) for e in entries[offset:offset + limit]], "totalCount": len(entries)}
 
     def _run(
@@ -463,12 +468,14 @@ class MarquezReadApi:
 
     # -- tags and stats ------------------------------------------------------------------------
 
-    def list_tags(self) -> dict[str, Any]:
-        """Marquez's GET /api/v1/tags: every tag the jobs' and datasets' ``tags`` facets name."""
+    def list_tags(self, limit: int | None = None, offset: int | None = None) -> dict[str, Any]:
+        """Marquez's GET /api/v1/tags: every tag the jobs' and datasets' ``tags`` facets name, by name."""
+        limit, offset = paging(limit, offset)
         snap = self._snapshot
         names = {t for e in snap.jobs.values() for t in tag_names(job_facets(snap, e["uuid"]))}
         names |= {t for e in snap.datasets.values() for t in tag_names(dataset_facets(snap, e["uuid"]))}
-        return {"tags": [{"name": name, "description": None} for name in sorted(names)]}
+        page = sorted(names)[offset:offset + limit]
+        return {"tags": [{"name": name, "description": None} for name in page]}
 
     def stats(self, asset: str, period: str | None, timezone: str | None,
               now: datetime | None = None) -> list[dict[str, Any]]:

@@ -127,7 +127,7 @@ def read_routes(api: MarquezReadApi, page_path: str | None = "/") -> list[BaseRo
         ("/jobs", jobs),
         ("/jobs/runs/{id}", lambda r: api.get_run(getattr(r, p)["id"])),
         ("/jobs/runs/{id}/facets", lambda r: api.run_facets(getattr(r, p)["id"], r.query_params.get("type"))),
-        ("/tags", lambda r: api.list_tags()),
+        ("/tags", lambda r: api.list_tags(**paged(r))),
         ("/stats/{asset}", stats),
         ("/events/lineage", lambda r: events(r)),
         # marquez-python's list_events calls /events and /events/{namespace}.
