@@ -1,4 +1,5 @@
-"""Starlette routes for the read API (``/api/v1/...``) and the lineage page (``/``).
+"""Starlette routes for the read API (``/api/v1/...``) and the lineage page (``/``, or ``/lineage-page`` when
+Marquez's web UI takes ``/``: see ``web_ui.py``).
 
 Handlers are sync functions: Starlette runs them in its thread pool, so Spark calls (run facets,
 event bodies) do not block the event loop. Errors use Marquez's body, ``{"code", "message"}``.

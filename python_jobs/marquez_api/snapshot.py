@@ -16,6 +16,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
 
 from python_jobs.marquez_api.graph import LineageGraph, dataset_node_id, job_node_id
 from python_jobs.settings import Settings
@@ -234,8 +235,8 @@ def _load_latest_runs(spark: SparkSession, lineage: str, snap: Snapshot) -> None
     table = f"{lineage}.current_run_facets"
     if not spark.catalog.tableExists(table):
         return
-    chosen = spark.createDataFrame([(run,) for run in latest], "run_id string")
-    for row in spark.table(table).join(chosen, "run_id").select("run_id", "facets").collect():
+    # An IN of values (not SQL text): the table is bucketed by run_id, so only the buckets read.
+    for row in spark.table(table).where(F.col("run_id").isin(latest)).select("run_id", "facets").collect():
         snap.latest_run_facet_text[row.run_id] = row.facets or ""
 
 
