@@ -22,12 +22,13 @@ import pytest
 from browser import DevTools  # tests/python is on sys.path
 from marquez_corpus import prepare_corpus  # tests/python is on sys.path
 
+from python_jobs.cli import main
 from python_jobs.dbt import run_dbt
 from python_jobs.ingest.lineage import ingest_lineage
 from python_jobs.landing import LandingLayout
 from python_jobs.marquez_api import MarquezReadApi, read_routes
 from python_jobs.marquez_api.server import serve_app_in_thread
-from python_jobs.marquez_api.web_ui import PAGE_PATH_BESIDE_UI, web_ui_routes
+from python_jobs.marquez_api.web_ui import PAGE_PATH_BESIDE_UI, WEB_UI_ENV, check_web_ui, web_ui_dir, web_ui_routes
 from python_jobs.serve.app import CollectorConfig, create_app
 from python_jobs.settings import LAYERS, PROJECT_DIR
 from python_jobs.spark import ensure_schemas
@@ -250,3 +251,21 @@ def test_the_lineage_page_moves_beside_the_ui(base_url):
     assert httpx.get(base_url + "/bundle.js").status_code == 200
     assert httpx.get(base_url + "/lineage/job/a%2Fb/c").text == index.text  # names with slashes, encoded
     assert httpx.get(base_url + "/api/v1/namespaces").json()["namespaces"]
+
+
+def test_serve_web_ui_option_checks_the_folder_before_spark(tmp_path, monkeypatch, capsys):
+    """``serve --web-ui DIR`` / ``LINEAGE_WEB_UI``: a folder without index.html stops serve at once, with
+    the folder named, and the web UI cannot go without the read API."""
+    monkeypatch.delenv(WEB_UI_ENV, raising=False)
+    assert web_ui_dir(None) is None
+    monkeypatch.setenv(WEB_UI_ENV, str(tmp_path))
+    assert web_ui_dir(None) == tmp_path and web_ui_dir(Path("/elsewhere")) == Path("/elsewhere")
+    with pytest.raises(ValueError, match=r"holds no index\.html"):
+        check_web_ui(tmp_path)
+    landing = ["--landing", str(tmp_path / "landing")]
+    assert main(["serve", *landing]) == 2  # from the environment
+    assert f"{tmp_path} holds no index.html" in capsys.readouterr().err
+    (tmp_path / "index.html").write_text("<html></html>", encoding="utf-8")
+    assert check_web_ui(tmp_path) == tmp_path.resolve()
+    assert main(["serve", "--web-ui", str(tmp_path), "--no-read-api", *landing]) == 2
+    assert "--web-ui needs the read API" in capsys.readouterr().err
