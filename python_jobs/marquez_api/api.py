@@ -299,11 +299,7 @@ class MarquezReadApi:
         snap = self._snapshot
         node = job_node_id(entry["namespace"], entry["name"])
         facets = job_facets(snap, entry["uuid"])
-        latest = snap.runs.rows(entry["uuid"], 0, LATEST_RUNS) if snap.runs else []
-        io = self._page_io([r["uuid"] for r in latest])
-        latest_runs = [self._run(r, io=io.get(r["uuid"], [])) for r in latest]
-        latest_run = self._run(latest[0], latest_run_facets(snap, latest[0]["uuid"]), io.get(latest[0]["uuid"], [])) \
-            if latest else None
+        latest_run, latest_runs = self._latest_runs(entry)
 
         def ids(datasets: set[str]) -> list[dict[str, str]]:
             refs = sorted((r.namespace, r.name) for r in (parse_node_id(d, self._namespaces()) for d in datasets))
@@ -328,6 +324,16 @@ class MarquezReadApi:
             "currentVersion": None,
             "tags": tag_names(facets),
         }
+
+    def _latest_runs(self, entry: dict[str, Any]) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+        """A job's ``latestRun`` (with its current facets) and ``latestRuns`` (its newest runs)."""
+        snap = self._snapshot
+        rows = snap.runs.rows(entry["uuid"], 0, LATEST_RUNS) if snap.runs else []
+        io = self._page_io([r["uuid"] for r in rows])
+        runs = [self._run(r, io=io.get(r["uuid"], [])) for r in rows]
+        if not rows:
+            return None, runs
+        return self._run(rows[0], latest_run_facets(snap, rows[0]["uuid"]), io.get(rows[0]["uuid"], [])), runs
 
     def _job_updated_at(self, entry: dict[str, Any]) -> str | None:
         updated = self._snapshot.job_updated_at.get(entry["uuid"])
