@@ -101,6 +101,11 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
         "lineage page at / from the warehouse; starts Spark (default: on with --build-every, else off)",
     )
     serve.add_argument(
+        "--web-ui", type=Path, default=None, metavar="DIR",
+        help="also serve Marquez's web UI, built (its dist/ folder), at / beside the read API, which it "
+        "turns on; the lineage page moves to /lineage-page (default: LINEAGE_WEB_UI, else off)",
+    )
+    serve.add_argument(
         "--sql-endpoint", action=argparse.BooleanOptionalAction, default=None,
         help="also answer SQL over JDBC/ODBC (Spark's Thrift server, the HiveServer2 protocol: beeline, BI tools, "
         "PyHive, dbt-spark's thrift method) in this process's Spark session; clients read, writes are refused "
@@ -185,7 +190,10 @@ def run_serve(args: argparse.Namespace) -> int:
         ) from None
     if args.build_every is not None and args.build_every <= 0:
         raise UserFacingError("--build-every must be positive")
-    read_api = args.read_api if args.read_api is not None else args.build_every is not None
+    web_ui = _web_ui_folder(args.web_ui)
+    if web_ui is not None and args.read_api is False:
+        raise UserFacingError("--web-ui needs the read API: drop --no-read-api")
+    read_api = args.read_api if args.read_api is not None else args.build_every is not None or web_ui is not None
     sql = args.sql_endpoint if args.sql_endpoint is not None else read_api or args.sql_port is not None
     sql_port = args.sql_port if args.sql_port is not None else DEFAULT_SQL_PORT
     spark = None
@@ -200,9 +208,12 @@ def run_serve(args: argparse.Namespace) -> int:
         # Heavy (pyarrow.compute): imported only when the read API is served, not on every CLI start.
         from python_jobs.marquez_api.api import MarquezReadApi
         from python_jobs.marquez_api.routes import read_routes
+        from python_jobs.marquez_api.web_ui import PAGE_PATH_BESIDE_UI, web_ui_routes
 
         api = MarquezReadApi(spark, settings)
-        extra_routes = read_routes(api)
+        extra_routes = read_routes(api, PAGE_PATH_BESIDE_UI if web_ui is not None else "/")
+        if web_ui is not None:
+            extra_routes += web_ui_routes(web_ui)
     build_loop = None
     if args.build_every is not None:
         # On embedded Derby, `ingest lineage` run meanwhile hands its files to this landing folder (see metastore.py).
@@ -226,6 +237,8 @@ def run_serve(args: argparse.Namespace) -> int:
     fsync = "fsync on" if config.fsync else "FSYNC OFF (not durable)"
     build = f"build every {args.build_every:g}s" if build_loop else "no build loop"
     reads = "read API and lineage page at /" if api is not None else "no read API"
+    if web_ui is not None:
+        reads = f"read API, Marquez's web UI at / (from {web_ui}), lineage page at /lineage-page"
     print(
         f"collector: http://{args.host}:{args.port}{LINEAGE_PATH}  landing {layout.root}  "
         f"({auth}, {fsync}, {build}, {reads})",
@@ -241,6 +254,19 @@ def run_serve(args: argparse.Namespace) -> int:
         log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=30,
     )
     return 0
+
+
+def _web_ui_folder(option: Path | None) -> Path | None:
+    # The marquez_api package imports the read API (pyarrow.compute): only when serve runs.
+    from python_jobs.marquez_api.web_ui import WEB_UI_ENV, check_web_ui, web_ui_dir
+
+    folder = web_ui_dir(option)
+    if folder is None:
+        return None
+    try:
+        return check_web_ui(folder)
+    except ValueError as error:
+        raise UserFacingError(f"--web-ui / {WEB_UI_ENV}: {error}") from None
 
 
 def run_bench_collector(args: argparse.Namespace) -> int:

@@ -37,13 +37,8 @@
     return element;
   }
 
-  /* Keeps the start and the end of a long name: both tend to tell datasets apart. */
-  function shorten(text, limit) {
-    text = String(text);
-    if (text.length <= limit) return text;
-    var head = Math.ceil((limit - 1) * 0.45);
-    return text.slice(0, head) + "\u2026" + text.slice(text.length - (limit - 1 - head));
-  }
+  var shorten = LineageLabels.shorten;
+  var drawnLabels = [];
 
   /* Shortens until the drawn text fits its node (wide letters and other scripts vary a lot). */
   function fitText(element, text, limit, room) {
@@ -144,7 +139,9 @@
     var label = svg("text", { class: "label", x: textX, y: namespace ? -2 : 4 }, group);
     var room = size.width / 2 - textX - 10;
     fitText(label, name, LABEL_CHARS, room);
-    if (namespace) fitText(svg("text", { class: "sublabel", x: textX, y: 13 }, group), namespace, SUBLABEL_CHARS, room);
+    var sublabel = namespace ? svg("text", { class: "sublabel", x: textX, y: 13 }, group) : null;
+    if (sublabel) fitText(sublabel, namespace, SUBLABEL_CHARS, room);
+    drawnLabels.push({ name: name, element: label, sublabel: sublabel ? sublabel.textContent : "" });
     group.addEventListener("click", function (event) { event.stopPropagation(); select(node.id); });
     group.addEventListener("keydown", function (event) { if (event.key === "Enter") select(node.id); });
     elementById.set(node.id, group);
@@ -164,6 +161,10 @@
       }, edgeLayer);
     });
     nodes.forEach(function (node) { drawNode(node, graph.node(node.id), nodeLayer); });
+    var labels = LineageLabels.distinct(drawnLabels.map(function (entry) {
+      return { name: entry.name, label: entry.element.textContent, sublabel: entry.sublabel };
+    }), LABEL_CHARS);
+    drawnLabels.forEach(function (entry, index) { entry.element.textContent = labels[index]; });
     var bounds = graph.graph();
     return { width: bounds.width || 0, height: bounds.height || 0 };
   }

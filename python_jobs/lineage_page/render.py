@@ -2,7 +2,8 @@
 
 ``render_lineage_page(graph, details, title)`` takes the body of Marquez's ``GET /api/v1/lineage``
 (``{"graph": [node, ...]}``) and, per node id, the details the side panel shows: a dataset's fields,
-schema versions and facets, a job's latest runs. The page inlines its CSS, its script and the vendored
+schema versions and facets, a job's latest runs. The page inlines its CSS, its scripts (``labels.js``,
+how node labels are shortened, and ``page.js``) and the vendored
 layout library (dagre, ``vendor/``), so it opens from disk with no network.
 
 Names come from whoever sent the events, so the data is embedded as JSON that no text can end early:
@@ -70,7 +71,7 @@ def render_lineage_page(graph: dict[str, Any], details: dict[str, Any], title: s
         "__STYLE__": _asset("page.css"),
         "__DATA__": embed_json(page_payload(graph, details, title)),
         "__LAYOUT_LIBRARY__": inline_script(LAYOUT_LIBRARY.read_text(encoding="utf-8")),
-        "__SCRIPT__": inline_script(_asset("page.js")),
+        "__SCRIPT__": inline_script(_asset("labels.js") + "\n" + _asset("page.js")),
     }
     # One pass over the template only: a name that spells a marker stays text.
     return _MARKER.sub(lambda match: replacements[match.group(0)], _asset("page.html"))

@@ -35,13 +35,18 @@ from python_jobs.marquez_api.snapshot import (
     dataset_facets,
     iso,
     job_facets,
+    latest_run_facets,
     load_snapshot,
 )
+from python_jobs.marquez_api.stats import StatsError, event_counts, intervals, running_counts
 from python_jobs.settings import Settings
 
 DEFAULT_LIMIT = 100
 DEFAULT_DEPTH = 20
 DEFAULT_SEARCH_LIMIT = 10
+LATEST_RUNS = 10  # Marquez's ``latestRuns`` on a job
+STATS_ASSETS = ("lineage-events", "jobs", "datasets", "sources")
+FACET_KINDS = ("run", "job")
 
 
 class NotFound(Exception):
@@ -76,6 +81,52 @@ def moment(text: str) -> datetime:
     except ValueError as exc:
         raise BadRequest(f"'{text}' is not an ISO-8601 timestamp") from exc
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def job_type(facets: dict[str, Any]) -> str:
+    """Marquez's job type: STREAM when the ``jobType`` facet says STREAMING, else BATCH (every
+    OpenLineage job is BATCH to Marquez unless told otherwise)."""
+    processing = str((facets.get("jobType") or {}).get("processingType") or "").upper()
+    return "STREAM" if processing == "STREAMING" else "BATCH"
+
+
+def tag_names(facets: dict[str, Any]) -> list[str]:
+    """The tags of OpenLineage's ``tags`` facet (``{"tags": [{"key", "value", "source"}]}``), by key;
+    tags naming a field (``field``) belong to that field, not to the entity."""
+    tags = (facets.get("tags") or {}).get("tags")
+    if not isinstance(tags, list):
+        return []
+    entity_tags = [tag for tag in tags if isinstance(tag, dict) and tag.get("key") and not tag.get("field")]
+    return sorted({str(tag["key"]) for tag in entity_tags})
+
+
+def dataset_column_lineage(rows: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+    """Marquez's ``columnLineage`` of a dataset: per output field, its input fields; null when the
+    dataset has none."""
+    fields: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        if row["input_namespace"] is None:
+            continue
+        entry = fields.setdefault(row["output_field"], {
+            "name": row["output_field"], "inputFields": [],
+            "transformationDescription": row["transformation_description"],
+            "transformationType": row["transformation_type"],
+        })
+        entry["inputFields"].append({
+            "namespace": row["input_namespace"], "dataset": row["input_dataset"], "field": row["input_field"],
+            "transformationDescription": row["transformation_description"],
+            "transformationType": row["transformation_type"],
+        })
+    return list(fields.values()) or None
+
+
+def run_states(values: list[str]) -> set[str] | None:
+    """``lastRunStates`` (repeated or comma-separated) as Marquez's run states; None when absent."""
+    states = {v.strip().upper() for value in values for v in value.split(",") if v.strip()}
+    unknown = states - {"NEW", *RUN_STATES.values()}
+    if unknown:
+        raise BadRequest(f"lastRunStates: unknown run state(s) {', '.join(sorted(unknown))}")
+    return states or None
 
 
 class LikeMatcher:
@@ -174,12 +225,12 @@ class MarquezReadApi:
             "namespace": entry["namespace"],
             "sourceName": (facets.get("dataSource") or {}).get("name"),
             "fields": snap.schema_fields.get(entry["schemaVersion"], []) if entry["schemaVersion"] else [],
-            "tags": [],
+            "tags": tag_names(facets),
             "lastModifiedAt": entry["lastModifiedAt"],
             "lastLifecycleState": (facets.get("lifecycleStateChange") or {}).get("lifecycleStateChange"),
             "description": (facets.get("documentation") or {}).get("description"),
             "currentVersion": entry["currentVersion"],
-            "columnLineage": None,
+            "columnLineage": dataset_column_lineage(snap.column_lineage.get((entry["namespace"], entry["name"]), [])),
             "facets": facets,
             "deleted": False,
         }
@@ -248,8 +299,7 @@ class MarquezReadApi:
         snap = self._snapshot
         node = job_node_id(entry["namespace"], entry["name"])
         facets = job_facets(snap, entry["uuid"])
-        latest = snap.runs.rows(entry["uuid"], 0, 1) if snap.runs else []
-        latest_run = self._run(latest[0]) if latest else None
+        latest_run, latest_runs = self._latest_runs(entry)
 
         def ids(datasets: set[str]) -> list[dict[str, str]]:
             refs = sorted((r.namespace, r.name) for r in (parse_node_id(d, self._namespaces()) for d in datasets))
@@ -257,21 +307,47 @@ class MarquezReadApi:
 
         return {
             "id": {"namespace": entry["namespace"], "name": entry["name"]},
-            "type": (facets.get("jobType") or {}).get("processingType"),
+            "type": job_type(facets),
             "name": entry["name"],
             "simpleName": entry["name"],
             "parentJobName": None,
             "createdAt": entry["createdAt"],
-            "updatedAt": latest_run["updatedAt"] if latest_run else entry["createdAt"],
+            "updatedAt": self._job_updated_at(entry),
             "namespace": entry["namespace"],
             "inputs": ids(snap.graph.inputs.get(node, set())),
             "outputs": ids(snap.graph.outputs.get(node, set())),
             "location": (facets.get("sourceCodeLocation") or {}).get("url"),
             "description": (facets.get("documentation") or {}).get("description"),
             "latestRun": latest_run,
+            "latestRuns": latest_runs,
             "facets": facets,
             "currentVersion": None,
+            "tags": tag_names(facets),
         }
+
+    def _latest_runs(self, entry: dict[str, Any]) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+        """A job's ``latestRun`` (with its current facets) and ``latestRuns`` (its newest runs)."""
+        snap = self._snapshot
+        rows = snap.runs.rows(entry["uuid"], 0, LATEST_RUNS) if snap.runs else []
+        io = self._page_io([r["uuid"] for r in rows])
+        runs = [self._run(r, io=io.get(r["uuid"], [])) for r in rows]
+        if not rows:
+            return None, runs
+        return self._run(rows[0], latest_run_facets(snap, rows[0]["uuid"]), io.get(rows[0]["uuid"], [])), runs
+
+    def _job_updated_at(self, entry: dict[str, Any]) -> str | None:
+        updated = self._snapshot.job_updated_at.get(entry["uuid"])
+        return iso(updated) if updated is not None else entry["createdAt"]
+
+    def _job_updated_moment(self, entry: dict[str, Any]) -> datetime:
+        """For sorting: ISO texts with and without fractions of a second do not sort as their times."""
+        text = self._job_updated_at(entry)
+        return moment(text) if text else datetime.min.replace(tzinfo=UTC)
+
+    def _last_run_state(self, entry: dict[str, Any]) -> str | None:
+        snap = self._snapshot
+        latest = snap.runs.rows(entry["uuid"], 0, 1) if snap.runs else []
+        return RUN_STATES.get(latest[0]["current_run_state"] or "") if latest else None
 
     def _namespaces(self) -> list[str]:
         return [n["name"] for n in self._snapshot.namespaces]
@@ -279,11 +355,20 @@ class MarquezReadApi:
     def get_job(self, namespace: str, name: str) -> dict[str, Any]:
         return self._job(self._job_entry(namespace, name))
 
-    def list_jobs(self, namespace: str, limit: int | None = None, offset: int | None = None) -> dict[str, Any]:
+    def list_jobs(self, namespace: str | None, limit: int | None = None, offset: int | None = None,
+                  last_run_states: list[str] | None = None) -> dict[str, Any]:
+        """One namespace's jobs, or every job when ``namespace`` is None (``GET /api/v1/jobs``); newest
+        update first, as Marquez; ``last_run_states`` keeps the jobs whose latest run is in one of them."""
         limit, offset = paging(limit, offset)
-        self._require_namespace(namespace)
-        names = sorted(n for (ns, n) in self._snapshot.jobs if ns == namespace)
-        return {"jobs": [self.get_job(namespace, n) for n in names[offset:offset + limit]], "totalCount": len(names)}
+        if namespace is not None:
+            self._require_namespace(namespace)
+        states = run_states(last_run_states or [])
+        entries = [e for (ns, _), e in self._snapshot.jobs.items() if namespace is None or ns == namespace]
+        if states is not None:
+            entries = [e for e in entries if self._last_run_state(e) in states]
+        entries.sort(key=lambda e: (e["namespace"], e["name"]))
+        entries.sort(key=self._job_updated_moment, reverse=True)
+        return {"jobs": [self._job(e) for e in entries[offset:offset + limit]], "totalCount": len(entries)}
 
     def _run(
         self, row: dict[str, Any], facets: dict[str, Any] | None = None, io: list[dict[str, Any]] | None = None
@@ -352,12 +437,84 @@ class MarquezReadApi:
         row = snap.runs.table.slice(found[1], 1).to_pylist()[0]
         return self._run(row, self._run_facets(row["uuid"]))
 
+    def run_facets(self, run_id: str, kind: str | None = None) -> dict[str, Any]:
+        """Marquez's GET /api/v1/jobs/runs/{id}/facets?type=run|job: the run's facets, or the job
+        facets its events carried."""
+        kind = (kind or "run").lower()
+        if kind not in FACET_KINDS:
+            raise BadRequest(f"type must be run or job, not '{kind}'")
+        found = self._snapshot.run_index.get(run_id.lower())
+        if found is None:
+            raise NotFound(f"Run '{run_id}' not found.")
+        run_uuid = run_id.lower()
+        facets = self._run_facets(run_uuid) if kind == "run" else self._job_facets_of_run(run_uuid)
+        return {"runId": run_uuid, "facets": facets}
+
+    def _job_facets_of_run(self, run_uuid: str) -> dict[str, Any]:
+        """The job facets of one run's events, the later event's body winning per name."""
+        table = self.settings.table("lineage", "job_facets")
+        with self._spark_lock:
+            if not self.spark.catalog.tableExists(table):
+                return {}
+            rows = self.spark.sql(
+                f"select facet from {table} where run_id = :run order by lineage_event_time, job_facet_key",
+                args={"run": run_uuid},
+            ).collect()
+        merged: dict[str, Any] = {}
+        for row in rows:
+            merged.update(json.loads(row.facet) if row.facet else {})
+        return merged
+
     def _run_facets(self, run_uuid: str) -> dict[str, Any]:
         """One run's current facets: a filter on the bucketed winners' key (one bucket read)."""
         table = self.settings.table("lineage", "current_run_facets")
         with self._spark_lock:
             rows = self.spark.sql(f"select facets from {table} where run_id = :run", args={"run": run_uuid}).collect()
         return json.loads(rows[0].facets) if rows and rows[0].facets else {}
+
+    # -- tags and stats ------------------------------------------------------------------------
+
+    def list_tags(self, limit: int | None = None, offset: int | None = None) -> dict[str, Any]:
+        """Marquez's GET /api/v1/tags: every tag the jobs' and datasets' ``tags`` facets name, by name."""
+        limit, offset = paging(limit, offset)
+        snap = self._snapshot
+        names = {t for e in snap.jobs.values() for t in tag_names(job_facets(snap, e["uuid"]))}
+        names |= {t for e in snap.datasets.values() for t in tag_names(dataset_facets(snap, e["uuid"]))}
+        page = sorted(names)[offset:offset + limit]
+        return {"tags": [{"name": name, "description": None} for name in page]}
+
+    def stats(self, asset: str, period: str | None, timezone: str | None,
+              now: datetime | None = None) -> list[dict[str, Any]]:
+        """Marquez's GET /api/v1/stats/{lineage-events,jobs,datasets,sources}?period=DAY|WEEK&timezone=."""
+        if asset not in STATS_ASSETS:
+            raise NotFound(f"No stats for '{asset}'.")
+        if asset == "lineage-events" and (period or "").upper() == "WEEK" and not timezone:
+            raise BadRequest("Timezone must be specified for period 'WEEK'")
+        try:
+            spans = intervals(period, timezone, now or datetime.now(UTC))
+        except StatsError as error:
+            raise BadRequest(str(error)) from error
+        snap = self._snapshot
+        if asset == "lineage-events":
+            events = snap.events
+            pairs = [] if events is None else zip(events.column("event_time").to_pylist(),
+                                                  events.column("event_type").to_pylist(), strict=True)
+            return event_counts(pairs, spans)
+        return running_counts((moment(text) for text in self._created(asset) if text), spans)
+
+    def _created(self, asset: str) -> list[str | None]:
+        """When each job, dataset or source (a ``dataSource`` facet's name) first appeared."""
+        snap = self._snapshot
+        if asset == "jobs":
+            return [e["createdAt"] for e in snap.jobs.values()]
+        if asset == "datasets":
+            return [e["createdAt"] for e in snap.datasets.values()]
+        sources: dict[str, str] = {}
+        for entry in snap.datasets.values():
+            name = (dataset_facets(snap, entry["uuid"]).get("dataSource") or {}).get("name")
+            if name and entry["createdAt"] and (name not in sources or entry["createdAt"] < sources[name]):
+                sources[name] = entry["createdAt"]
+        return list(sources.values())
 
     # -- lineage -------------------------------------------------------------------------------
 

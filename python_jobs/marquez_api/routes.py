@@ -1,4 +1,5 @@
-"""Starlette routes for the read API (``/api/v1/...``) and the lineage page (``/``).
+"""Starlette routes for the read API (``/api/v1/...``) and the lineage page (``/``, or ``/lineage-page`` when
+Marquez's web UI takes ``/``: see ``web_ui.py``).
 
 Handlers are sync functions: Starlette runs them in its thread pool, so Spark calls (run facets,
 event bodies) do not block the event loop. Errors use Marquez's body, ``{"code", "message"}``.
@@ -73,11 +74,19 @@ def endpoint(answer: Callable[[Request], Any]) -> Callable[[Request], Response]:
     return handle
 
 
-def read_routes(api: MarquezReadApi) -> list[BaseRoute]:
+def read_routes(api: MarquezReadApi, page_path: str | None = "/") -> list[BaseRoute]:
+    """The read API under /api/v1, and the lineage page at ``page_path`` (None: no page)."""
     p = "path_params"
 
     def paged(request: Request) -> dict[str, int | None]:
         return {"limit": _int(request, "limit"), "offset": _int(request, "offset")}
+
+    def jobs(request: Request, namespace: str | None = None) -> dict[str, Any]:
+        return api.list_jobs(namespace, last_run_states=request.query_params.getlist("lastRunStates"), **paged(request))
+
+    def stats(request: Request) -> list[dict[str, Any]]:
+        q = request.query_params
+        return api.stats(getattr(request, p)["asset"], q.get("period"), q.get("timezone"))
 
     def events(request: Request, namespace: str | None = None) -> dict[str, Any]:
         return api.list_events(
@@ -112,11 +121,15 @@ def read_routes(api: MarquezReadApi) -> list[BaseRoute]:
         ("/namespaces/{namespace}/datasets/{dataset}/versions/{version}",
          lambda r: api.get_dataset_version(getattr(r, p)["namespace"], getattr(r, p)["dataset"],
                                            getattr(r, p)["version"])),
-        ("/namespaces/{namespace}/jobs", lambda r: api.list_jobs(getattr(r, p)["namespace"], **paged(r))),
+        ("/namespaces/{namespace}/jobs", lambda r: jobs(r, getattr(r, p)["namespace"])),
         ("/namespaces/{namespace}/jobs/{job}", lambda r: api.get_job(getattr(r, p)["namespace"], getattr(r, p)["job"])),
         ("/namespaces/{namespace}/jobs/{job}/runs",
          lambda r: api.list_job_runs(getattr(r, p)["namespace"], getattr(r, p)["job"], **paged(r))),
+        ("/jobs", jobs),
         ("/jobs/runs/{id}", lambda r: api.get_run(getattr(r, p)["id"])),
+        ("/jobs/runs/{id}/facets", lambda r: api.run_facets(getattr(r, p)["id"], r.query_params.get("type"))),
+        ("/tags", lambda r: api.list_tags(**paged(r))),
+        ("/stats/{asset}", stats),
         ("/events/lineage", lambda r: events(r)),
         # marquez-python's list_events calls /events and /events/{namespace}.
         ("/events", lambda r: events(r)),
@@ -128,7 +141,8 @@ def read_routes(api: MarquezReadApi) -> list[BaseRoute]:
     result: list[BaseRoute] = [
         EncodedPathRoute(API + path, endpoint(answer), methods=["GET"]) for path, answer in routes
     ]
-    result.append(Route("/", _page_handler(api), methods=["GET"]))
+    if page_path is not None:
+        result.append(Route(page_path, _page_handler(api), methods=["GET"]))
     return result
 
 

@@ -16,6 +16,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
 
 from python_jobs.marquez_api.graph import LineageGraph, dataset_node_id, job_node_id
 from python_jobs.settings import Settings
@@ -54,7 +55,12 @@ class Slices:
 
 
 def slices_by(table: pa.Table, key: str, order: list[tuple[str, str]]) -> Slices:
-    return runs_of(table.sort_by([(key, "ascending"), *order]), key)
+    """Nulls sort last in every key (Marquez's runs: ``started_at desc nulls last``)."""
+    return runs_of(table.sort_by(nulls_last([(key, "ascending"), *order])), key)
+
+
+def nulls_last(keys: list[tuple[str, str]]) -> list[tuple[str, str, str]]:
+    return [(name, order, "at_end") for name, order in keys]
 
 
 def runs_of(ordered: pa.Table, key: str) -> Slices:
@@ -87,6 +93,9 @@ class Snapshot:
     column_lineage: dict[tuple[str, str], list[dict[str, Any]]] = field(default_factory=dict)
     column_readers: dict[tuple[str, str, str], set[tuple[str, str, str]]] = field(default_factory=dict)
     events: pa.Table | None = None
+    # Per job: the newest ``updated_at`` of its runs; the current facets of its latest run.
+    job_updated_at: dict[str, datetime] = field(default_factory=dict)
+    latest_run_facet_text: dict[str, str] = field(default_factory=dict)
     loaded_at: str = ""
     parsed_facets: dict[str, dict[str, Any]] = field(default_factory=dict)
     node_json: dict[str, str] = field(default_factory=dict)
@@ -99,6 +108,9 @@ def _table(spark: SparkSession, query: str) -> pa.Table:
 def _facets(text: str | None) -> dict[str, Any]:
     return json.loads(text) if text else {}
 
+
+# A job's runs, newest first: Marquez's ``started_at desc nulls last``, then creation and id.
+RUN_ORDER = [("started_at", "descending"), ("created_at", "descending"), ("uuid", "ascending")]
 
 REQUIRED_TABLES = (
     "namespaces", "datasets", "jobs", "runs", "dataset_versions", "dataset_fields", "dataset_schema_versions",
@@ -163,7 +175,7 @@ def load_snapshot(spark: SparkSession, settings: Settings) -> Snapshot:
         select uuid, job_uuid, created_at, updated_at, current_run_state, started_at, ended_at
         from {lineage}.runs
     """)
-    snap.runs = slices_by(runs, "job_uuid", [("created_at", "descending"), ("uuid", "ascending")])
+    snap.runs = slices_by(runs, "job_uuid", RUN_ORDER)
     uuids = snap.runs.table.column("uuid").to_pylist()
     job_of_run = snap.runs.table.column("job_uuid").to_pylist()
     snap.run_index = {uuid: (job, pos) for pos, (uuid, job) in enumerate(zip(uuids, job_of_run, strict=True))}
@@ -176,12 +188,13 @@ def load_snapshot(spark: SparkSession, settings: Settings) -> Snapshot:
         union all
         select m.run_uuid, 'output' as io_type, d.namespace_name, d.name, m.dataset_version_uuid
         from {lineage}.runs_output_mapping as m join {lineage}.datasets as d on m.dataset_uuid = d.uuid
-    """).join(runs.select(["uuid", "job_uuid", "created_at"]).rename_columns(["run_uuid", "job_uuid", "created_at"]),
-              "run_uuid")
-    snap.run_io = runs_of(run_io.sort_by([
-        ("job_uuid", "ascending"), ("created_at", "descending"), ("run_uuid", "ascending"),
+    """).join(runs.select(["uuid", "job_uuid", "started_at", "created_at"])
+              .rename_columns(["run_uuid", "job_uuid", "started_at", "created_at"]), "run_uuid")
+    snap.run_io = runs_of(run_io.sort_by(nulls_last([
+        ("job_uuid", "ascending"), *[("run_uuid" if k == "uuid" else k, o) for k, o in RUN_ORDER],
         ("io_type", "ascending"), ("namespace_name", "ascending"), ("name", "ascending"),
-    ]), "run_uuid")
+    ])), "run_uuid")
+    _load_latest_runs(spark, lineage, snap)
 
     job_facets = {r.job_uuid: r.facets for r in spark.sql(
         f"select job_uuid, facets from {lineage}.current_job_facets").collect()}
@@ -203,10 +216,28 @@ def load_snapshot(spark: SparkSession, settings: Settings) -> Snapshot:
 
     _load_column_lineage(spark, lineage, snap)
     snap.events = _table(spark, f"""
-        select event_time, ingest_seq, ingest_block, job_namespace from {raw}
+        select event_time, ingest_seq, ingest_block, job_namespace, event_type from {raw}
         where event_id is not null
     """).sort_by([("event_time", "descending"), ("ingest_seq", "descending")])
     return snap
+
+
+def _load_latest_runs(spark: SparkSession, lineage: str, snap: Snapshot) -> None:
+    """Each job's newest run update, and the current facets of its latest run (the first of its slice)."""
+    runs = snap.runs
+    if runs is None or not runs.ranges:
+        return
+    newest = runs.table.group_by("job_uuid").aggregate([("updated_at", "max")])
+    snap.job_updated_at = dict(zip(newest.column("job_uuid").to_pylist(),
+                                   newest.column("updated_at_max").to_pylist(), strict=True))
+    uuids = runs.table.column("uuid")
+    latest = [uuids[start].as_py() for start, _ in runs.ranges.values()]
+    table = f"{lineage}.current_run_facets"
+    if not spark.catalog.tableExists(table):
+        return
+    # An IN of values (not SQL text): the table is bucketed by run_id, so only the buckets read.
+    for row in spark.table(table).where(F.col("run_id").isin(latest)).select("run_id", "facets").collect():
+        snap.latest_run_facet_text[row.run_id] = row.facets or ""
 
 
 def _schema_fields(spark: SparkSession, lineage: str) -> dict[str, list[dict[str, Any]]]:
@@ -270,6 +301,14 @@ def dataset_facets(snap: Snapshot, dataset_uuid: str) -> dict[str, Any]:
     key = f"dataset:{dataset_uuid}"
     if key not in snap.parsed_facets:
         snap.parsed_facets[key] = _facets(snap.dataset_facet_text.get(dataset_uuid))
+    return snap.parsed_facets[key]
+
+
+def latest_run_facets(snap: Snapshot, run_uuid: str) -> dict[str, Any]:
+    """The current facets of a job's latest run (loaded with the snapshot)."""
+    key = f"run:{run_uuid}"
+    if key not in snap.parsed_facets:
+        snap.parsed_facets[key] = _facets(snap.latest_run_facet_text.get(run_uuid))
     return snap.parsed_facets[key]
 
 

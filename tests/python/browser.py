@@ -59,6 +59,9 @@ class DevTools:
             stderr=subprocess.DEVNULL,
         )
         self._ids = itertools.count(1)
+        # Every event the page sent (``{"method", "params"}``), in order; a test enables the domains it
+        # wants (``Network.enable``, ``Runtime.enable``) and clears the list between pages.
+        self.events: list[dict[str, Any]] = []
         self._resources = contextlib.ExitStack()
         try:
             port = self._wait_for_port(profile_dir / "DevToolsActivePort")
@@ -97,10 +100,23 @@ class DevTools:
         self._socket.send(json.dumps({"id": message_id, "method": method, "params": params}))
         while True:
             reply = json.loads(self._socket.recv(timeout=60))
+            if "method" in reply:
+                self.events.append(reply)
             if reply.get("id") == message_id:
                 if "error" in reply:
                     raise RuntimeError(f"{method}: {reply['error']}")
                 return reply.get("result", {})
+
+    def settle(self, quiet: float = 1.5, timeout: float = 30) -> None:
+        """Reads the page's events until none came for ``quiet`` seconds, or ``timeout`` passed."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                message = json.loads(self._socket.recv(timeout=quiet))
+            except TimeoutError:
+                return
+            if "method" in message:
+                self.events.append(message)
 
     def evaluate(self, expression: str) -> Any:
         result = self.call("Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True)
@@ -111,6 +127,10 @@ class DevTools:
     def open(self, url: str, ready: str, timeout: float = 30) -> None:
         """Navigates and waits until the JavaScript expression ``ready`` is true."""
         self.call("Page.navigate", url=url)
+        self.wait_until(ready, timeout, f"the page at {url}")
+
+    def wait_until(self, ready: str, timeout: float = 30, what: str = "the page") -> None:
+        """Waits until the JavaScript expression ``ready`` is true (after a click, say)."""
         # Between the navigation and the new document's parse there is a moment with no body; asking
         # ``ready`` then would throw, so it is only asked once the new document has one.
         guarded = f"document.body !== null && Boolean({ready})"
@@ -119,7 +139,7 @@ class DevTools:
             if self.evaluate(guarded):
                 return
             time.sleep(0.1)
-        raise TimeoutError(f"the page at {url} never became ready ({ready})")
+        raise TimeoutError(f"{what} never became ready ({ready})")
 
     def click(self, x: float, y: float) -> None:
         """A real mouse click (press and release) at page coordinates."""

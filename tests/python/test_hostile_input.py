@@ -127,7 +127,8 @@ def test_every_route_needs_the_key_and_a_read_key_only_reads(spark, isolated_set
     config = CollectorConfig(landing=LandingLayout(tmp_path / "landing"), api_key=write_key, read_api_key=read_key)
     api = MarquezReadApi(spark, isolated_settings, load=False)
     app = create_app(config, extra_routes=read_routes(api))
-    reads = ["/health", "/api/v1/namespaces", "/api/v1/events/lineage", "/api/v1/search?q=a", "/"]
+    reads = ["/health", "/api/v1/namespaces", "/api/v1/events/lineage", "/api/v1/search?q=a", "/", "/api/v1/jobs",
+             "/api/v1/tags", "/api/v1/stats/jobs?period=DAY"]
     with serve_app_in_thread(app) as base, httpx.Client(base_url=base, timeout=30) as client:
         for path in reads:
             refused = client.get(path)

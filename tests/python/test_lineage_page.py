@@ -34,6 +34,37 @@ def test_embedded_json_cannot_end_the_script_element():
     assert json.loads(text) == {"name": "</script><!-- a\u2028b\u2029 & <b>"}
 
 
+LABELS_JS = (PROJECT_DIR / "python_jobs" / "lineage_page" / "labels.js").read_text(encoding="utf-8")
+DBT_NAMES = ["DEMO_DB.public.customers", "DEMO_DB.public.stg_customers", "DEMO_DB.public.orders",
+             "DEMO_DB.public.stg_orders", "DEMO_DB.analytics.customer_lifetime_value_by_region_x.daily",
+             "DEMO_DB.analytics.customer_lifetime_value_by_region_y.daily", "dbt-run-demo.stg_customers"]
+
+
+def test_node_labels_keep_the_last_segment_and_never_repeat(tmp_path):
+    """labels.js, the page's label rules, run in Chromium on names that used to collide."""
+    entries = [{"name": n, "sublabel": "snowflake://demo"} for n in DBT_NAMES]
+    entries += [{"name": "apple.pie", "sublabel": KITCHEN}, {"name": "apple.pie", "sublabel": KITCHEN}]
+    with DevTools(tmp_path / "chromium-profile", 400, 300) as browser:
+        browser.open("about:blank", "true")
+        result = browser.evaluate(LABELS_JS + f"""; (() => {{
+            const entries = {json.dumps(entries)};
+            const shortened = entries.map(e => LineageLabels.shorten(e.name, 20));
+            const labels = LineageLabels.distinct(entries.map((e, i) => ({{...e, label: shortened[i]}})), 20);
+            return {{shortened, labels, long: LineageLabels.shorten("x".repeat(40), 20)}}; }})()""")
+    shortened, labels = result["shortened"], result["labels"]
+    assert shortened[0] == "DEMO_DB.pu\u2026customers" and shortened[1] == "DEMO_D\u2026stg_customers"
+    assert all(len(label) <= 20 for label in shortened)
+    for name, label in zip(DBT_NAMES, shortened[:len(DBT_NAMES)], strict=True):
+        last = name.rsplit(".", 1)[-1]
+        assert label == name or label.endswith("\u2026" + last)  # the last segment whole
+    assert result["long"] == "x" * 9 + "\u2026" + "x" * 10  # no segment to keep: cut in the middle
+    shown = [(label, entry["sublabel"]) for label, entry in zip(labels, entries, strict=True)]
+    assert len(set(shown)) == len(shown)  # no two nodes show the same text
+    assert labels[:4] == shortened[:4]  # distinct already: unchanged
+    assert labels[4] != shortened[4] and "_x" in labels[4] and "_y" in labels[5]  # where the names differ
+    assert labels[-2:] == ["apple.pie", "apple.pie (2)"]
+
+
 # ---- the test's own graph builder ------------------------------------------------------------------
 # Until python_jobs.marquez_api.lineage_page_inputs is merged, the graph and details come from this
 # small query of the lineage core. The lead switches the test to that function.

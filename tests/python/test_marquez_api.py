@@ -11,21 +11,26 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 
 import httpx
+import pyarrow as pa
 import pytest
 from lineage_events import run_event  # tests/python is on sys.path
 from marquez_client import MarquezClient
 from marquez_client.errors import APIError
-from marquez_corpus import SPARK_RUN_ID, prepare_corpus  # tests/python is on sys.path
+from marquez_corpus import SEED_START, SPARK_RUN_ID, prepare_corpus  # tests/python is on sys.path
 from openlineage.client.transport.http import HttpConfig, HttpTransport
 
 from python_jobs.dbt import run_dbt
 from python_jobs.ingest.lineage import ingest_lineage
 from python_jobs.landing import LandingLayout
 from python_jobs.marquez_api import MarquezReadApi, read_routes
+from python_jobs.marquez_api.api import job_type, tag_names
 from python_jobs.marquez_api.graph import render_text
 from python_jobs.marquez_api.server import serve_app_in_thread
+from python_jobs.marquez_api.snapshot import RUN_ORDER, slices_by
+from python_jobs.marquez_api.stats import intervals
 from python_jobs.serve.app import CollectorConfig, create_app
 from python_jobs.settings import LAYERS
 from python_jobs.spark import ensure_schemas
@@ -139,8 +144,11 @@ def test_datasets_fields_and_versions(client):
 
 def test_jobs_and_runs(client):
     jobs = client.list_jobs(KITCHEN)
+    # Newest update first, as Marquez lists jobs (updatedAt = the job's latest run update).
     assert [j["name"] for j in jobs["jobs"]] == [
-        "gather_apples", "prepare_apple_cider", "prepare_apple_filling", "prepare_apple_pie", "prepare_vinegar"]
+        "prepare_vinegar", "prepare_apple_pie", "prepare_apple_filling", "gather_apples", "prepare_apple_cider"]
+    assert jobs["jobs"][0]["updatedAt"] == "2020-10-28T09:52:00.001000Z"  # a fraction sorts as a time, not text
+    assert all(j["type"] == "BATCH" and j["tags"] == [] for j in jobs["jobs"])
     filling = client.get_job(KITCHEN, "prepare_apple_filling")
     assert filling["inputs"] == [{"namespace": "cupboard", "name": "sugar"},
                                  {"namespace": KITCHEN, "name": "apples"},
@@ -159,6 +167,84 @@ def test_jobs_and_runs(client):
     with pytest.raises(APIError) as missing:
         client.get_job_run("00000000-0000-4000-8000-000000000000")
     assert status_of(missing)[0] == 404
+
+
+def test_every_job_across_namespaces(client, base_url):
+    """GET /api/v1/jobs (the UI's dashboard and job list): every namespace, paged, newest update first,
+    filtered by the state of each job's latest run."""
+    every = httpx.get(f"{base_url}/api/v1/jobs", params={"limit": 100}).json()
+    namespaces = [n["name"] for n in client.list_namespaces()["namespaces"]]
+    per_namespace = {name: client.list_jobs(name)["totalCount"] for name in namespaces}
+    assert every["totalCount"] == sum(per_namespace.values()) == len(every["jobs"])
+    moments = [datetime.fromisoformat(j["updatedAt"].replace("Z", "+00:00")) for j in every["jobs"]]
+    assert moments == sorted(moments, reverse=True)
+    page = httpx.get(f"{base_url}/api/v1/jobs", params={"limit": 3, "offset": 2}).json()
+    assert [j["id"] for j in page["jobs"]] == [j["id"] for j in every["jobs"][2:5]]
+    completed = httpx.get(f"{base_url}/api/v1/jobs", params={"lastRunStates": "COMPLETED", "limit": 100}).json()
+    latest_states = [j["latestRun"]["state"] for j in every["jobs"] if j["latestRun"]]
+    assert completed["totalCount"] == latest_states.count("COMPLETED") > 0
+    assert {j["latestRun"]["state"] for j in completed["jobs"]} == {"COMPLETED"}
+    failed = httpx.get(f"{base_url}/api/v1/jobs",
+                       params=[("lastRunStates", "FAILED"), ("lastRunStates", "ABORTED")])
+    assert failed.json()["totalCount"] == 0
+    kitchen = httpx.get(f"{base_url}/api/v1/namespaces/{KITCHEN}/jobs", params={"lastRunStates": "COMPLETED,RUNNING"})
+    assert kitchen.json()["totalCount"] == 5
+    bad = httpx.get(f"{base_url}/api/v1/jobs", params={"lastRunStates": "DONE"})
+    assert bad.status_code == 400 and "DONE" in bad.json()["message"]
+
+
+def test_job_latest_runs_and_run_facets(client, base_url):
+    job = client.get_job(FOOD, "etl_delivery_7_days")
+    assert job["type"] == "BATCH" and job["tags"] == []
+    assert [r["id"] for r in job["latestRuns"]] == [r["id"] for r in client.list_job_runs(FOOD, job["name"])["runs"]]
+    latest = job["latestRun"]
+    assert latest["id"] == job["latestRuns"][0]["id"] and latest["state"] == "COMPLETED"
+    assert set(latest["facets"]) == {"nominalTime"}  # the latest run's current facets
+    assert client.get_job_run(latest["id"])["facets"] == latest["facets"]
+    url = f"{base_url}/api/v1/jobs/runs/{latest['id']}/facets"
+    assert httpx.get(url, params={"type": "run"}).json() == {"runId": latest["id"], "facets": latest["facets"]}
+    job_facets = httpx.get(url, params={"type": "job"}).json()
+    assert job_facets["runId"] == latest["id"] and set(job_facets["facets"]) == {"documentation", "sql"}
+    assert job_facets["facets"]["sql"]["query"].startswith("INSERT INTO delivery_7_days")
+    assert httpx.get(url, params={"type": "dataset"}).status_code == 400
+    missing = httpx.get(f"{base_url}/api/v1/jobs/runs/00000000-0000-4000-8000-000000000000/facets?type=run")
+    assert missing.status_code == 404 and missing.json()["code"] == 404
+
+
+def test_dataset_column_lineage_and_tags(client):
+    dataset = client.get_dataset(FOOD, "public.delivery_7_days")
+    lineage = {c["name"]: c for c in dataset["columnLineage"]}
+    assert sorted((f["dataset"], f["field"]) for f in lineage["order_id"]["inputFields"]) == [
+        ("public.order_status", "order_id"), ("public.orders_7_days", "order_id")]
+    assert set(lineage["order_id"]) == {"name", "inputFields", "transformationDescription", "transformationType"}
+    assert dataset["tags"] == []
+    assert client.get_dataset(KITCHEN, "apples")["columnLineage"] is None  # none recorded
+    assert client.list_tags() == {"tags": []}  # the corpus has no tags facet (see test_tags_from_facets)
+
+
+def test_stats_in_marquezs_shape(api, base_url):
+    for asset in ("lineage-events", "jobs", "datasets", "sources"):
+        day = httpx.get(f"{base_url}/api/v1/stats/{asset}", params={"period": "DAY", "timezone": "UTC"})
+        week = httpx.get(f"{base_url}/api/v1/stats/{asset}", params={"period": "WEEK", "timezone": "Europe/Paris"})
+        assert day.status_code == week.status_code == 200
+        assert len(day.json()) == 24 and len(week.json()) == 7
+        first = day.json()[0]
+        assert set(first) == ({"startInterval", "endInterval", "fail", "start", "complete", "abort"}
+                              if asset == "lineage-events" else {"startInterval", "endInterval", "count"})
+    # Every job was created long before the last day: the running total is all of them in every hour.
+    jobs = httpx.get(f"{base_url}/api/v1/stats/jobs", params={"period": "DAY"}).json()
+    assert {hour["count"] for hour in jobs} == {len(api.snapshot.jobs)}
+    # Paris days start at 23:00 UTC in winter.
+    week = httpx.get(f"{base_url}/api/v1/stats/datasets", params={"period": "WEEK", "timezone": "Europe/Paris"}).json()
+    assert all(d["startInterval"].endswith(("T23:00:00Z", "T22:00:00Z")) for d in week)
+    # On the day of Marquez's demo seed: its START and COMPLETE events, hour by hour.
+    seeded = api.stats("lineage-events", "DAY", "UTC", now=SEED_START + timedelta(hours=1))
+    assert sum(h["start"] for h in seeded) >= 13 and sum(h["complete"] for h in seeded) >= 13
+    sources = api.stats("sources", "DAY", None, now=SEED_START + timedelta(days=1))
+    assert sources[-1]["count"] >= 1  # the seed's dataSource facets name its sources
+    for params in ({"period": "MONTH"}, {"period": "WEEK"}, {"period": "WEEK", "timezone": "Nowhere/City"}):
+        refused = httpx.get(f"{base_url}/api/v1/stats/lineage-events", params=params)
+        assert refused.status_code == 400 and refused.json()["code"] == 400
 
 
 def test_lineage_graph_of_the_apples(base_url):
@@ -267,3 +353,31 @@ def test_the_same_server_collects_events(base_url, landing, client):
     chunks = [chunk for path in landing.open_dir.iterdir() for chunk in path.read_bytes().split(b"\n")]
     lines = [line for line in chunks if line.strip(b"\0")]
     assert [json.loads(line)["run"]["runId"] for line in lines] == [event["run"]["runId"]]
+
+
+def test_tags_from_facets_and_job_types():
+    facet = {"tags": {"tags": [{"key": "pii", "value": "true", "source": "USER"}, {"key": "team"},
+                               {"key": "email_tag", "field": "email"}, "not-a-tag"]}}
+    assert tag_names(facet) == ["pii", "team"]  # a tag naming a field belongs to the field
+    assert tag_names({}) == [] and tag_names({"tags": {"tags": "x"}}) == []
+    assert job_type({"jobType": {"processingType": "STREAMING"}}) == "STREAM"
+    assert job_type({"jobType": {"processingType": "BATCH"}}) == job_type({}) == "BATCH"
+
+
+def _hour(hour: int | None) -> datetime | None:
+    return None if hour is None else datetime(2026, 1, 1, hour, tzinfo=UTC)
+
+
+def test_runs_sort_newest_start_first_nulls_last():
+    t = _hour
+    runs = pa.table({"job_uuid": ["j"] * 4, "uuid": ["a", "b", "c", "d"],
+                     "started_at": [t(1), None, t(3), None], "created_at": [t(1), t(5), t(3), t(6)]})
+    assert [r["uuid"] for r in slices_by(runs, "job_uuid", RUN_ORDER).rows("j")] == ["c", "a", "d", "b"]
+
+
+def test_stats_intervals():
+    now = datetime(2026, 3, 29, 12, 30, tzinfo=UTC)  # the day Paris moves to summer time
+    day = intervals("DAY", None, now)
+    assert len(day) == 24 and day[-1].start == datetime(2026, 3, 29, 12, tzinfo=UTC)
+    week = intervals("week", "Europe/Paris", now)
+    assert [i.start.hour for i in week] == [23] * 7 and week[-1].end == datetime(2026, 3, 29, 22, tzinfo=UTC)
