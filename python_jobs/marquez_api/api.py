@@ -699,8 +699,8 @@ class MarquezReadApi:
         if before:
             events = events.filter(pc.less(times, pa.scalar(moment(before), type=times.type)))
             times = events.column("event_time")
-        if after:
-            events = events.filter(pc.greater(times, pa.scalar(moment(after), type=times.type)))
+        if after:  # inclusive, as Marquez's (before is exclusive)
+            events = events.filter(pc.greater_equal(times, pa.scalar(moment(after), type=times.type)))
         if sort_direction.lower() == "asc":
             events = events.sort_by([("event_time", "ascending"), ("ingest_seq", "ascending")])
         page = events.slice(offset, limit)

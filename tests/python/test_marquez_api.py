@@ -302,6 +302,13 @@ def test_events_and_search(client, base_url):
     kitchen = client.list_events(namespace=KITCHEN, limit=100)
     assert kitchen["totalCount"] == 8
     assert {e["job"]["name"] for e in kitchen["events"]} >= {"gather_apples", "prepare_apple_pie"}
+    # Marquez's window: `after` inclusive, `before` exclusive.
+    first = min(kitchen["events"], key=lambda e: datetime.fromisoformat(e["eventTime"]))["eventTime"]
+    window = {"after": first, "limit": 100, "sortDirection": "asc"}
+    from_first = httpx.get(f"{base_url}/api/v1/events/lineage", params=window).json()["events"]
+    assert min(datetime.fromisoformat(e["eventTime"]) for e in from_first) == datetime.fromisoformat(first)
+    earlier = httpx.get(f"{base_url}/api/v1/events/lineage", params={"before": first, "limit": 100}).json()["events"]
+    assert all(datetime.fromisoformat(e["eventTime"]) < datetime.fromisoformat(first) for e in earlier)
     found = httpx.get(f"{base_url}/api/v1/search", params={"q": "apple", "filter": "JOB"}).json()
     assert [r["nodeId"] for r in found["results"]] == [
         "job:grandmas.kitchen:gather_apples", "job:grandmas.kitchen:prepare_apple_cider",
