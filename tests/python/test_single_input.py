@@ -22,7 +22,7 @@ import yaml
 
 from python_jobs.commands.changelog import SAMPLE_PRIMARY_KEY, SAMPLE_SNAPSHOTS
 from python_jobs.commands.registry import SAMPLE_EVENTS, SAMPLE_REGISTRY
-from python_jobs.dbt import DbtOutcome, run_dbt
+from python_jobs.dbt import DbtCommandError, DbtOutcome, run_dbt
 from python_jobs.ingest.events import SD_EVENTS, SD_EVENTS_REJECTED, ingest_events
 from python_jobs.ingest.lineage import ingest_lineage
 from python_jobs.ingest.registry import REGISTRY_REJECTED, REGISTRY_SCHEMAS, ingest_registry
@@ -135,9 +135,9 @@ def test_snapshots_alone(spark, isolated_settings, user_project):
 
     # Unlisted, the changelog model would not be ordered before the schema events: the build says so.
     compile_streams = ["compile", "--select", "changelog_streams", "--target-path", str(user_project / "target")]
-    unlisted = run_dbt(settings, compile_streams, extra_vars={"changelog_models": []}, check=False)
-    assert not unlisted.success
-    assert f"changelog model(s) {USER_DATASET} not listed in the var changelog_models" in "\n".join(unlisted.failures)
+    unlisted = rf"changelog model\(s\) {USER_DATASET} not listed in the var changelog_models"
+    with pytest.raises(DbtCommandError, match=unlisted):
+        run_dbt(settings, compile_streams, extra_vars={"changelog_models": []})
 
     full_build(settings, "--target-path", str(user_project / "target"), callbacks=[collect])
 
