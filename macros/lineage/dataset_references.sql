@@ -3,12 +3,6 @@
   stg_lineage_events, lineage_events_input): its inputs, its outputs and the dataset of a DatasetEvent. `io_type` is input, output or dataset; `ref_index` is the
   position in the event's list (0 for a DatasetEvent). Facets stay JSON text.
 #}
-{#- The event columns each dataset reference row carries. -#}
-{% macro lineage_reference_event_columns() -%}
-    {{ return(['event_id', 'ingest_seq', 'event_time', 'event_kind', 'event_type', 'run_id', 'job_namespace',
-        'job_name']) }}
-{%- endmacro %}
-
 {% macro lineage_dataset_references() -%}
     with new_events as (
         {{ input_window_rows('stg_lineage_events', lineage_reference_event_columns() + ['inputs', 'outputs', 'dataset'])
@@ -28,6 +22,12 @@
             if(dataset is null, array(), array({{ lineage_reference_entry('dataset', "'dataset'", '0') }}))
         ))
     from new_events
+{%- endmacro %}
+
+{#- The event columns each dataset reference row carries. -#}
+{% macro lineage_reference_event_columns() -%}
+    {{ return(['event_id', 'ingest_seq', 'event_time', 'event_kind', 'event_type', 'run_id', 'job_namespace',
+        'job_name']) }}
 {%- endmacro %}
 
 {#- The entries of the list column `list_column` as lineage_reference_entry structs (empty when absent). -#}
