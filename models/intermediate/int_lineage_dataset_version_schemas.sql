@@ -2,8 +2,8 @@
 
 {#- The live schema pointers of every dataset version; `is_current` marks the one it points at now. -#}
 with live_pointers as (
-    {{ lineage_live_revisions(ref('int_lineage_version_schema_revisions'), 'pointer_timeline_key', lineage_schema_pointer_columns() + ['build_seq'])
-        | indent(4) }}
+    {{ lineage_live_revisions(ref('int_lineage_version_schema_revisions'), 'pointer_timeline_key',
+        lineage_schema_pointer_columns() + ['build_seq']) | indent(4) }}
 )
 
 select
