@@ -132,6 +132,7 @@ def test_every_area_renders_with_baselines_ratios_targets_and_plots(tmp_path: Pa
         "get_dataset: p95 (max 3 ms)": "met",
         "list_job_runs (limit 100): p95 (max 3 ms)": "met",
         "lineage depth 5: p95 (max 400 ms)": "**missed**",
+        "search: p95 (max 3 ms)": "met",
     }  # no pipeline target below 1M events
     assert "- Lineage ingest: ingest vs Spark from_json + Parquet write (floor), JVM CPU" in report
     assert "Smoke run" not in report
