@@ -147,11 +147,16 @@ def test_bench_all_runs_an_area_in_the_shared_session(spark, settings, tmp_path:
     the suite): its table holds measured figures and ratios, and it cleans up after itself."""
     from python_jobs.tools.bench.run_all import run_all
 
+    from python_jobs.tools.bench.scale_report import SECTION_END, SECTION_START, existing_section
+
     out = tmp_path / "BENCHMARKS.md"
+    scale_section = f"{SECTION_START}\n## History scale\n\nmeasured by bench scale\n{SECTION_END}"
+    out.write_text(f"# An older report\n\n{scale_section}\n")
     command = "python -m python_jobs bench all --size 1000 --areas registry"
     report, timings = run_all(spark, settings, 1_000, out, tmp_path / "work", command, only=("registry",))
 
     assert out.read_text() == report
+    assert existing_section(report) == scale_section and "An older report" not in report  # bench scale's kept
     assert f"`{command}`" in report and "Smoke run" in report
     for name in ("cores", "memory", "CPU", "Python", "Java", "Spark", "dbt-core", "pyarrow", "duckdb"):
         assert f"| {name} |" in report

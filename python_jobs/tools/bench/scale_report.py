@@ -92,6 +92,10 @@ def _s(value: float) -> str:
     return f"{value:,.1f} s"
 
 
+def _mb(value: float) -> str:
+    return f"{value / 1e6:,.1f}"
+
+
 def _gib(value: float) -> str:
     return f"{value / GIB:,.2f} GiB"
 
@@ -103,7 +107,7 @@ def figure_rows(results: list[ScaleResult], cases: tuple[str, ...]) -> list[tupl
         return name, [cell(result) for result in results]
 
     rows = [
-        row("input NDJSON bytes per event", lambda r: f"{r.input_bytes_per_event:,.0f}"),
+        row("input NDJSON MB (bytes per event)", lambda r: f"{_mb(r.input_bytes)} ({r.input_bytes_per_event:,.0f})"),
         row("floor (from_json + Parquet): wall s (events/s)", lambda r: f"{_s(r.floor.wall_seconds)} "
             f"({r.floor_rate:,.0f})"),
         row("ingest: wall s (events/s)", lambda r: f"{_s(r.ingest.wall_seconds)} ({r.ingest_rate:,.0f})"),
@@ -124,7 +128,7 @@ def figure_rows(results: list[ScaleResult], cases: tuple[str, ...]) -> list[tupl
         row("read API refresh after the +batch build", lambda r: _s(r.refresh_seconds)),
         row("no-new-events build s (tables unchanged)", lambda r: f"{_s(r.noop_build_seconds)} "
             f"({'yes' if r.noop_unchanged else 'NO'})"),
-        row("warehouse on disk (bytes per event)", lambda r: f"{_gib(r.warehouse_bytes)} "
+        row("warehouse on disk MB (bytes per event)", lambda r: f"{_mb(r.warehouse_bytes)} "
             f"({r.warehouse_bytes_per_event:,.0f})"),
         row("JVM peak RSS", lambda r: _gib(r.jvm_peak_rss_bytes)),
         row("load average before / after (1 min)", lambda r: f"{r.load_before.split(' / ')[0]} / "
