@@ -146,7 +146,6 @@ def test_bench_all_runs_an_area_in_the_shared_session(spark, settings, tmp_path:
     """The registry area for real, through ``run_all`` (the whole run takes minutes, too long for
     the suite): its table holds measured figures and ratios, and it cleans up after itself."""
     from python_jobs.tools.bench.run_all import run_all
-
     from python_jobs.tools.bench.scale_report import SECTION_END, SECTION_START, existing_section
 
     out = tmp_path / "BENCHMARKS.md"
