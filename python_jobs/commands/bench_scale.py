@@ -21,7 +21,7 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
         "its own schema prefix bench_scale_<size>_, dropped once measured), and writes its figures, the targets "
         "at the largest size against the smallest and one plot per figure (docs/bench/scale_*.png) into the "
         "'History scale' section of BENCHMARKS.md, leaving the rest of the file as it is. The 10M size takes "
-        "hours and about 30 GB of disk: run it on an idle machine.",
+        "hours and 15 GB of lean input plus its warehouse on disk: run it on an idle machine.",
     )
     bench.add_argument("--sizes", default=DEFAULT_SIZES,
                        help=f"comma-separated history sizes in events (default {DEFAULT_SIZES})")
