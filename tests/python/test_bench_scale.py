@@ -88,8 +88,9 @@ def table_cells(section: str, figure: str) -> list[str]:
 
 
 def test_bench_scale_at_two_tiny_sizes(spark, settings, tmp_path: Path) -> None:
-    """The whole command for real (about two minutes): every figure measured at both sizes, the section between
-    its markers in a copy of the report, the rest of it untouched, the plots drawn, the schemas and files gone."""
+    """The whole command for real (six builds: 5-20 minutes, with the machine's load): every figure at both sizes,
+    the section between its markers in a copy of the report, the rest of it untouched, the plots drawn, the
+    schemas and files gone."""
     from python_jobs.tools.bench.scale import PLOTS, ScaleConfig, run_scale
 
     out = tmp_path / "BENCHMARKS.md"
