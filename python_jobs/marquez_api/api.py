@@ -19,6 +19,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import SparkSession
 
+from python_jobs.marquez_api.curated import curate, merged_tags, tag_list, tagged_fields
+from python_jobs.marquez_api.curation import CurationState
+from python_jobs.marquez_api.curation_store import last_seen, read_state
 from python_jobs.marquez_api.graph import (
     Direction,
     LineageGraph,
@@ -163,8 +166,12 @@ class MarquezReadApi:
         self.spark = spark
         self.settings = settings
         self._snapshot = Snapshot()
+        self._base = self._snapshot  # as loaded, before the API's writes are applied
+        self._last_seen: dict = {}
         self._refresh_lock = threading.Lock()
         self._spark_lock = threading.Lock()
+        # Held by a write (log append, then swap) and by refresh's swap: no write is lost between them.
+        self.curation_lock = threading.Lock()
         if load:
             self.refresh()
 
@@ -174,7 +181,21 @@ class MarquezReadApi:
         """Reload everything from the warehouse; requests keep reading the previous snapshot
         until the new one is complete, then switch in one assignment."""
         with self._refresh_lock:
-            self._snapshot = load_snapshot(self.spark, self.settings)
+            base = load_snapshot(self.spark, self.settings)
+            with self.curation_lock:
+                with self._spark_lock:
+                    state = read_state(self.spark, self.settings)
+                    self._last_seen = last_seen(self.spark, self.settings, state)
+                self._base = base
+                self._snapshot = curate(base, state, self._last_seen)
+
+    def recurate(self, state: CurationState) -> None:
+        """Show ``state`` (after a write; the caller holds ``curation_lock``)."""
+        self._snapshot = curate(self._base, state, self._last_seen)
+
+    @property
+    def spark_lock(self) -> threading.Lock:
+        return self._spark_lock
 
     @property
     def snapshot(self) -> Snapshot:
@@ -188,7 +209,7 @@ class MarquezReadApi:
 
     def _namespace(self, row: dict[str, Any]) -> dict[str, Any]:
         return {"name": row["name"], "createdAt": row["createdAt"], "updatedAt": None, "ownerName": None,
-                "description": None, "isHidden": False}
+                "description": None, "isHidden": row.get("isHidden", False)}
 
     def list_namespaces(self, limit: int | None = None, offset: int | None = None) -> dict[str, Any]:
         limit, offset = paging(limit, offset)
@@ -196,9 +217,12 @@ class MarquezReadApi:
         return {"namespaces": [self._namespace(r) for r in rows[offset:offset + limit]], "totalCount": len(rows)}
 
     def get_namespace(self, name: str) -> dict[str, Any]:
-        for row in self._snapshot.namespaces:
+        snap = self._snapshot
+        for row in snap.namespaces:
             if row["name"] == name:
                 return self._namespace(row)
+        if name in snap.curation.hidden_namespaces:  # deleted: Marquez still answers it, isHidden true
+            return self._namespace(snap.curation.hidden_namespaces[name])
         raise NotFound(f"Namespace '{name}' not found.")
 
     def _require_namespace(self, name: str) -> None:
@@ -207,7 +231,8 @@ class MarquezReadApi:
     # -- datasets ------------------------------------------------------------------------------
 
     def _dataset_entry(self, namespace: str, name: str) -> dict[str, Any]:
-        entry = self._snapshot.datasets.get((namespace, name))
+        snap = self._snapshot
+        entry = snap.datasets.get((namespace, name)) or snap.curation.deleted_datasets.get((namespace, name))
         if entry is None:
             raise NotFound(f"Dataset '{name}' not found in namespace '{namespace}'.")
         return entry
@@ -215,6 +240,7 @@ class MarquezReadApi:
     def _dataset(self, entry: dict[str, Any]) -> dict[str, Any]:
         snap = self._snapshot
         facets = dataset_facets(snap, entry["uuid"])
+        fields = snap.schema_fields.get(entry["schemaVersion"], []) if entry["schemaVersion"] else []
         return {
             "id": {"namespace": entry["namespace"], "name": entry["name"]},
             "type": "DB_TABLE",
@@ -224,15 +250,15 @@ class MarquezReadApi:
             "updatedAt": entry["updatedAt"],
             "namespace": entry["namespace"],
             "sourceName": (facets.get("dataSource") or {}).get("name"),
-            "fields": snap.schema_fields.get(entry["schemaVersion"], []) if entry["schemaVersion"] else [],
-            "tags": tag_names(facets),
+            "fields": tagged_fields(snap, entry["namespace"], entry["name"], fields, facets),
+            "tags": merged_tags(snap, "dataset", entry["namespace"], entry["name"], tag_names(facets)),
             "lastModifiedAt": entry["lastModifiedAt"],
             "lastLifecycleState": (facets.get("lifecycleStateChange") or {}).get("lifecycleStateChange"),
             "description": (facets.get("documentation") or {}).get("description"),
             "currentVersion": entry["currentVersion"],
             "columnLineage": dataset_column_lineage(snap.column_lineage.get((entry["namespace"], entry["name"]), [])),
             "facets": facets,
-            "deleted": False,
+            "deleted": entry.get("deleted", False),
         }
 
     def get_dataset(self, namespace: str, name: str) -> dict[str, Any]:
@@ -322,7 +348,7 @@ class MarquezReadApi:
             "latestRuns": latest_runs,
             "facets": facets,
             "currentVersion": None,
-            "tags": tag_names(facets),
+            "tags": merged_tags(snap, "job", entry["namespace"], entry["name"], tag_names(facets)),
         }
 
     def _latest_runs(self, entry: dict[str, Any]) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
@@ -475,13 +501,13 @@ class MarquezReadApi:
     # -- tags and stats ------------------------------------------------------------------------
 
     def list_tags(self, limit: int | None = None, offset: int | None = None) -> dict[str, Any]:
-        """Marquez's GET /api/v1/tags: every tag the jobs' and datasets' ``tags`` facets name, by name."""
+        """Marquez's GET /api/v1/tags: the tags put or used through the API and those the jobs' and
+        datasets' ``tags`` facets name, by name."""
         limit, offset = paging(limit, offset)
         snap = self._snapshot
         names = {t for e in snap.jobs.values() for t in tag_names(job_facets(snap, e["uuid"]))}
         names |= {t for e in snap.datasets.values() for t in tag_names(dataset_facets(snap, e["uuid"]))}
-        page = sorted(names)[offset:offset + limit]
-        return {"tags": [{"name": name, "description": None} for name in page]}
+        return {"tags": tag_list(snap, names)[offset:offset + limit]}
 
     def stats(self, asset: str, period: str | None, timezone: str | None,
               now: datetime | None = None) -> list[dict[str, Any]]:

@@ -1,5 +1,5 @@
-"""Starlette routes for the read API (``/api/v1/...``) and the lineage page (``/``, or ``/lineage-page`` when
-Marquez's web UI takes ``/``: see ``web_ui.py``).
+"""Starlette routes for the read API (``/api/v1/...``, with the web UI's writes from write_routes.py) and the
+lineage page (``/``, or ``/lineage-page`` when Marquez's web UI takes ``/``: see ``web_ui.py``).
 
 Handlers are sync functions: Starlette runs them in its thread pool, so Spark calls (run facets,
 event bodies) do not block the event loop. Errors use Marquez's body, ``{"code", "message"}``.
@@ -141,6 +141,10 @@ def read_routes(api: MarquezReadApi, page_path: str | None = "/") -> list[BaseRo
     result: list[BaseRoute] = [
         EncodedPathRoute(API + path, endpoint(answer), methods=["GET"]) for path, answer in routes
     ]
+    # The web UI's writes (tags, deletes): after the reads, so a path both answer keeps its GET here.
+    from python_jobs.marquez_api.write_routes import write_routes  # it imports this module
+
+    result += write_routes(api)
     if page_path is not None:
         result.append(Route(page_path, _page_handler(api), methods=["GET"]))
     return result

@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
+from python_jobs.marquez_api.curation import CuratedView
 from python_jobs.marquez_api.graph import LineageGraph, dataset_node_id, job_node_id
 from python_jobs.settings import Settings
 
@@ -99,6 +100,8 @@ class Snapshot:
     loaded_at: str = ""
     parsed_facets: dict[str, dict[str, Any]] = field(default_factory=dict)
     node_json: dict[str, str] = field(default_factory=dict)
+    # The API's writes (tags, deletes) as this snapshot shows them: see curated.py.
+    curation: CuratedView = field(default_factory=CuratedView)
 
 
 def _table(spark: SparkSession, query: str) -> pa.Table:
