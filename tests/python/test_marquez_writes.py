@@ -280,5 +280,5 @@ def test_the_log_says_who_and_when(spark, warehouse):
     deletes = [(r.entity_kind, r.namespace, r.name) for r in rows if r.action == "delete"]
     assert deletes == [("dataset", KITCHEN, "apple.cider"), ("job", KITCHEN, "prepare_apple_pie"),
                        ("namespace", "laurents-orchard", None)]
-    times = [r.written_at for r in rows]
-    assert times == sorted(times) and datetime.now() - times[0] < timedelta(hours=1)
+    times = [r.written_at for r in rows]  # naive UTC, as the session's time zone is UTC
+    assert times == sorted(times) and datetime.now(UTC).replace(tzinfo=None) - times[0] < timedelta(hours=1)
