@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 from pyspark.sql import SparkSession
 
 from python_jobs.marquez_api.curated import curate, merged_tags, tag_list, tagged_fields
-from python_jobs.marquez_api.curation import CurationState
+from python_jobs.marquez_api.curation import CurationState, Deletable
 from python_jobs.marquez_api.curation_store import last_seen, read_state
 from python_jobs.marquez_api.graph import (
     Direction,
@@ -167,7 +167,7 @@ class MarquezReadApi:
         self.settings = settings
         self._snapshot = Snapshot()
         self._base = self._snapshot  # as loaded, before the API's writes are applied
-        self._last_seen: dict = {}
+        self._last_seen: dict[Deletable, datetime] = {}
         self._refresh_lock = threading.Lock()
         self._spark_lock = threading.Lock()
         # Held by a write (log append, then swap) and by refresh's swap: no write is lost between them.
