@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 
 import httpx
@@ -204,6 +205,20 @@ def test_tags_on_datasets_fields_and_jobs(client, http):
                                                                          "message": "Field 'nothing' not found."}
     assert http.post(f"/namespaces/{FOOD}/jobs/no_such_job/tags/pii").status_code == 404
     assert http.put("/tags/bad", content=b"{not json").status_code == 400
+
+
+def test_writes_at_once_each_take_the_next_sequence(base_url):
+    """Six clients tag one job at the same moment: every tag is kept (none lost to a swap in between)."""
+    tags = [f"batch-{n}" for n in range(6)]
+
+    def tag(name: str) -> int:
+        url = f"{base_url}/api/v1/namespaces/{FOOD}/jobs/etl_orders_7_days/tags/{name}"
+        return httpx.post(url, auth=("alice", KEY), timeout=120).status_code
+
+    with ThreadPoolExecutor(len(tags)) as pool:
+        assert list(pool.map(tag, tags)) == [200] * len(tags)
+    job = httpx.get(f"{base_url}/api/v1/namespaces/{FOOD}/jobs/etl_orders_7_days", auth=("alice", KEY)).json()
+    assert job["tags"] == tags
 
 
 def test_soft_deletes(client, http):
