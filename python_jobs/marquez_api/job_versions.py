@@ -139,15 +139,19 @@ def run_definitions(
     ``io``: per run, its (``input`` | ``output``, dataset) pairs; ``locations``: per run, the
     ``sourceCodeLocation`` url its events carried."""
     result = []
+    # Most runs of a job repeat one definition: hash each distinct one once.
+    versions: dict[tuple[tuple[DatasetRef, ...], tuple[DatasetRef, ...], str | None], str] = {}
     for rank, row in enumerate(runs):
         pairs = io.get(row["uuid"], [])
         inputs = tuple(sorted({ref for kind, ref in pairs if kind == "input"}))
         outputs = tuple(sorted({ref for kind, ref in pairs if kind == "output"}))
         location = locations.get(row["uuid"])
+        key = (inputs, outputs, location)
+        if key not in versions:
+            versions[key] = job_version_id(namespace, name, inputs, outputs, location)
         result.append(RunDefinition(
             run_uuid=row["uuid"], rank=rank, started_at=aware(row["started_at"]), created_at=aware(row["created_at"]),
-            inputs=inputs, outputs=outputs, location=location,
-            version=job_version_id(namespace, name, inputs, outputs, location),
+            inputs=inputs, outputs=outputs, location=location, version=versions[key],
         ))
     return result
 

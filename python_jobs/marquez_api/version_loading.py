@@ -12,6 +12,7 @@ from datetime import datetime
 
 from pyspark.sql import SparkSession
 
+from python_jobs.marquez_api.graph import LineageGraph
 from python_jobs.marquez_api.job_versions import (
     DatasetRef,
     JobHistory,
@@ -32,6 +33,8 @@ class VersionState:
     run_definitions: dict[str, RunDefinition] = field(default_factory=dict)
     nominal_times: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
     dataset_jobs: dict[DatasetRef, set[str]] = field(default_factory=dict)
+    # The last graphs drawn as of a moment (a page reload or a client's repeated calls ask again).
+    graphs_as_of: dict[datetime, LineageGraph] = field(default_factory=dict)
 
 
 def _latest_per_run(spark: SparkSession, table: str, facet: str, paths: list[str]) -> dict[str, list[str | None]]:

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 
 LATEST_RUNS = 10  # Marquez's ``latestRuns`` on a job
 DEFAULT_DEPTH = 20
+GRAPHS_KEPT = 8  # graphs as of a moment kept per snapshot
 
 
 def dataset_ids(refs: tuple[DatasetRef, ...]) -> list[dict[str, str]]:
@@ -173,12 +174,19 @@ class VersionedReads:
         """The graph at ``as_of``: the jobs and datasets created by then, and the edges of each job's
         version current then."""
         snap = self._snapshot
+        cached = snap.version_state.graphs_as_of.get(as_of)
+        if cached is not None:
+            return cached
         graph = LineageGraph()
         for entries, node_id in ((snap.datasets, dataset_node_id), (snap.jobs, job_node_id)):
             for (namespace, name), entry in entries.items():
                 if entry["createdAt"] and moment(entry["createdAt"]) <= as_of:
                     graph.add_node(node_id(namespace, name))
         add_version_edges(graph, snap.version_state.histories.values(), as_of)
+        cache = snap.version_state.graphs_as_of
+        if len(cache) >= GRAPHS_KEPT:
+            cache.pop(next(iter(cache)), None)
+        cache[as_of] = graph
         return graph
 
     def lineage_as_of(self, node_id: str | None, depth: int | None, as_of_text: str,

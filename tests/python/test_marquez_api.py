@@ -257,8 +257,8 @@ def test_lineage_graph_of_the_apples(base_url):
         "dataset:backyard:crab.apples", "dataset:cupboard:apple.vinegar", "dataset:cupboard:sugar",
         "dataset:grandmas.kitchen:apple.cider", "dataset:grandmas.kitchen:apple.filling",
         "dataset:grandmas.kitchen:apple.pie", "dataset:grandmas.kitchen:apples",
-        "dataset:grandmas.kitchen:cinnamon", "dataset:laurents-orchard:red.delicious",
-        "job:grandmas.kitchen:gather_apples", "job:grandmas.kitchen:prepare_apple_cider",
+        "dataset:grandmas.kitchen:cinnamon", "job:grandmas.kitchen:gather_apples",
+        "job:grandmas.kitchen:prepare_apple_cider",
         "job:grandmas.kitchen:prepare_apple_filling", "job:grandmas.kitchen:prepare_apple_pie",
         "job:grandmas.kitchen:prepare_vinegar",
     }
@@ -270,10 +270,21 @@ def test_lineage_graph_of_the_apples(base_url):
                                 "destination": "dataset:grandmas.kitchen:apple.pie"}]
     assert [e["origin"] for e in nodes["dataset:grandmas.kitchen:apples"]["inEdges"]] == [
         "job:grandmas.kitchen:gather_apples"]
-    near = httpx.get(f"{base_url}/api/v1/lineage", params={"nodeId": f"dataset:{KITCHEN}:apple.pie", "depth": 1})
+    # laurents-orchard:red.delicious is out: only gather_apples' older run read it, and the graph has each
+    # job's current version (its latest run's inputs and outputs), as Marquez's.
+    old_input = {"namespace": "laurents-orchard", "name": "red.delicious"}
+    gathers = httpx.get(f"{base_url}/api/v1/namespaces/{KITCHEN}/jobs/gather_apples/versions").json()["versions"]
+    assert old_input not in gathers[0]["inputs"] and old_input in gathers[1]["inputs"]
+    # From a dataset the walk starts at its writer; depth counts jobs from there, as Marquez's.
+    near = httpx.get(f"{base_url}/api/v1/lineage", params={"nodeId": f"dataset:{KITCHEN}:apple.pie", "depth": 0})
     assert {n["id"] for n in near.json()["graph"]} == {
         "dataset:grandmas.kitchen:apple.filling", "dataset:grandmas.kitchen:apple.pie",
         "job:grandmas.kitchen:prepare_apple_pie"}
+    one = httpx.get(f"{base_url}/api/v1/lineage", params={"nodeId": f"dataset:{KITCHEN}:apple.pie", "depth": 1})
+    assert {n["id"] for n in one.json()["graph"]} == {
+        "dataset:grandmas.kitchen:apple.filling", "dataset:grandmas.kitchen:apple.pie",
+        "job:grandmas.kitchen:prepare_apple_pie", "job:grandmas.kitchen:prepare_apple_filling",
+        "dataset:cupboard:sugar", "dataset:grandmas.kitchen:apples", "dataset:grandmas.kitchen:cinnamon"}
     missing = httpx.get(f"{base_url}/api/v1/lineage", params={"nodeId": "dataset:nowhere:nothing"})
     assert missing.status_code == 404 and missing.json()["code"] == 404
 
