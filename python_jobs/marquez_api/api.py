@@ -29,9 +29,9 @@ from python_jobs.marquez_api.graph import (
     job_node_id,
     lineage_response,
     lineage_response_json,
-    neighbourhood,
     parse_node_id,
 )
+from python_jobs.marquez_api.params import BadRequest, NotFound, moment, paging
 from python_jobs.marquez_api.snapshot import (
     RUN_STATES,
     Snapshot,
@@ -42,9 +42,9 @@ from python_jobs.marquez_api.snapshot import (
     load_snapshot,
 )
 from python_jobs.marquez_api.stats import StatsError, event_counts, intervals, running_counts
+from python_jobs.marquez_api.versions_api import VersionedReads
 from python_jobs.settings import Settings
 
-DEFAULT_LIMIT = 100
 DEFAULT_DEPTH = 20
 DEFAULT_SEARCH_LIMIT = 10
 LATEST_RUNS = 10  # Marquez's ``latestRuns`` on a job
@@ -52,38 +52,11 @@ STATS_ASSETS = ("lineage-events", "jobs", "datasets", "sources")
 FACET_KINDS = ("run", "job")
 
 
-class NotFound(Exception):
-    pass
-
-
-class BadRequest(Exception):
-    pass
-
-
-def paging(limit: int | None, offset: int | None, default_limit: int = DEFAULT_LIMIT) -> tuple[int, int]:
-    limit = default_limit if limit is None else limit
-    offset = 0 if offset is None else offset
-    if limit < 0:
-        raise BadRequest("limit must be greater than or equal to 0")
-    if offset < 0:
-        raise BadRequest("offset must be greater than or equal to 0")
-    return limit, offset
-
-
 def duration_ms(run: dict[str, Any]) -> int | None:
     started, ended = run.get("started_at"), run.get("ended_at")
     if started is None or ended is None:
         return None
     return int((ended - started).total_seconds() * 1000)
-
-
-def moment(text: str) -> datetime:
-    """An ISO-8601 query parameter (``before``, ``after``) as an aware UTC datetime."""
-    try:
-        parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError as exc:
-        raise BadRequest(f"'{text}' is not an ISO-8601 timestamp") from exc
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
 def job_type(facets: dict[str, Any]) -> str:
@@ -158,7 +131,7 @@ class LikeMatcher:
         return True
 
 
-class MarquezReadApi:
+class MarquezReadApi(VersionedReads):
     """Reads the warehouse tables; holds the graph and the per-entity slices in memory. Call
     ``refresh()`` after each build (the serve loop does)."""
 
@@ -336,7 +309,6 @@ class MarquezReadApi:
             "type": job_type(facets),
             "name": entry["name"],
             "simpleName": entry["name"],
-            "parentJobName": None,
             "createdAt": entry["createdAt"],
             "updatedAt": self._job_updated_at(entry),
             "namespace": entry["namespace"],
@@ -347,8 +319,8 @@ class MarquezReadApi:
             "latestRun": latest_run,
             "latestRuns": latest_runs,
             "facets": facets,
-            "currentVersion": None,
             "tags": merged_tags(snap, "job", entry["namespace"], entry["name"], tag_names(facets)),
+            **self._job_version_fields(entry),
         }
 
     def _latest_runs(self, entry: dict[str, Any]) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
@@ -411,18 +383,16 @@ class MarquezReadApi:
             "id": row["uuid"],
             "createdAt": iso(row["created_at"]),
             "updatedAt": iso(row["updated_at"]),
-            "nominalStartTime": None,
-            "nominalEndTime": None,
             "state": RUN_STATES.get(row["current_run_state"] or ""),
             "startedAt": iso(row["started_at"]),
             "endedAt": iso(row["ended_at"]),
             "durationMs": duration_ms(row),
             "args": {},
-            "jobVersion": None,
             "inputVersions": versions("input"),
             "outputVersions": versions("output"),
             "context": {},
             "facets": facets if facets is not None else {},
+            **self._run_version_fields(row["uuid"], io),
         }
 
     def _run_by_id(self, run_id: str) -> dict[str, Any] | None:
@@ -568,7 +538,7 @@ class MarquezReadApi:
             raise BadRequest("depth must be greater than or equal to 0")
         if node_id is None:
             return set(self.graph.nodes)
-        return neighbourhood(self.graph, self._start_node(node_id), depth, direction)
+        return self._walk(self.graph, self._start_node(node_id), depth, direction)
 
     def lineage(self, node_id: str | None, depth: int | None = None, direction: Direction = "both") -> dict[str, Any]:
         """Marquez's GET /api/v1/lineage; ``node_id`` None gives the whole graph."""
@@ -754,11 +724,11 @@ def stored_event(text: str) -> Any:
 
 
 def lineage_page_inputs(
-    api: MarquezReadApi, node_id: str | None, depth: int, direction: Direction = "both"
+    api: MarquezReadApi, node_id: str | None, depth: int, direction: Direction = "both", as_of: str | None = None
 ) -> tuple[dict, dict]:
     """What ``render_lineage_page`` draws: Marquez's lineage body for ``node_id`` (the whole graph
-    when None) and, per node, the details a click shows."""
-    graph = api.lineage(node_id, depth, direction)
+    when None), as of ``as_of`` when given, and, per node, the details a click shows."""
+    graph = api.lineage(node_id, depth, direction) if not as_of else api.lineage_as_of(node_id, depth, as_of, direction)
     snap = api.snapshot
     details: dict[str, dict] = {}
     for node in graph["graph"]:

@@ -98,6 +98,9 @@ def read_routes(api: MarquezReadApi, page_path: str | None = "/") -> list[BaseRo
         node_id = request.query_params.get("nodeId")
         if not node_id:
             raise BadRequest("nodeId is required")
+        as_of = request.query_params.get("asOf")
+        if as_of is not None:
+            return api.lineage_as_of(node_id, _int(request, "depth"), as_of)
         return api.lineage_json(node_id, _int(request, "depth"))
 
     def column_lineage(request: Request) -> dict[str, Any]:
@@ -123,6 +126,10 @@ def read_routes(api: MarquezReadApi, page_path: str | None = "/") -> list[BaseRo
                                            getattr(r, p)["version"])),
         ("/namespaces/{namespace}/jobs", lambda r: jobs(r, getattr(r, p)["namespace"])),
         ("/namespaces/{namespace}/jobs/{job}", lambda r: api.get_job(getattr(r, p)["namespace"], getattr(r, p)["job"])),
+        ("/namespaces/{namespace}/jobs/{job}/versions",
+         lambda r: api.list_job_versions(getattr(r, p)["namespace"], getattr(r, p)["job"], **paged(r))),
+        ("/namespaces/{namespace}/jobs/{job}/versions/{version}",
+         lambda r: api.get_job_version(getattr(r, p)["namespace"], getattr(r, p)["job"], getattr(r, p)["version"])),
         ("/namespaces/{namespace}/jobs/{job}/runs",
          lambda r: api.list_job_runs(getattr(r, p)["namespace"], getattr(r, p)["job"], **paged(r))),
         ("/jobs", jobs),
@@ -154,11 +161,12 @@ def _page_handler(api: MarquezReadApi) -> Callable[[Request], Response]:
     def page(request: Request) -> Response:
         try:
             node_id = request.query_params.get("nodeId")
-            graph, details = lineage_page_inputs(api, node_id, _int(request, "depth") or 20)
+            as_of = request.query_params.get("asOf") or None
+            graph, details = lineage_page_inputs(api, node_id, _int(request, "depth") or 20, as_of=as_of)
         except NotFound as exc:
             return error(404, str(exc))
         except BadRequest as exc:
             return error(400, str(exc))
-        return HTMLResponse(render_lineage_page(graph, details, "Lineage"))
+        return HTMLResponse(render_lineage_page(graph, details, "Lineage", as_of))
 
     return page

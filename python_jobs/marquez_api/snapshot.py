@@ -20,6 +20,8 @@ from pyspark.sql import functions as F
 
 from python_jobs.marquez_api.curation import CuratedView
 from python_jobs.marquez_api.graph import LineageGraph, dataset_node_id, job_node_id
+from python_jobs.marquez_api.job_versions import add_version_edges
+from python_jobs.marquez_api.version_loading import VersionState, build_version_state, load_run_details
 from python_jobs.settings import Settings
 
 # OpenLineage event types → Marquez's run states (Marquez's RunState enum).
@@ -102,6 +104,7 @@ class Snapshot:
     node_json: dict[str, str] = field(default_factory=dict)
     # The API's writes (tags, deletes) as this snapshot shows them: see curated.py.
     curation: CuratedView = field(default_factory=CuratedView)
+    version_state: VersionState = field(default_factory=VersionState)
 
 
 def _table(spark: SparkSession, query: str) -> pa.Table:
@@ -209,13 +212,10 @@ def load_snapshot(spark: SparkSession, settings: Settings) -> Snapshot:
         snap.job_facet_text[row.uuid] = job_facets.get(row.uuid) or ""
         job_names[row.uuid] = job_node_id(row.namespace_name, row.name)
         snap.graph.add_node(job_names[row.uuid])
-    # The job → dataset edges: the run inputs and outputs already loaded, grouped by job.
-    edges = (snap.run_io.table.select(["job_uuid", "io_type", "namespace_name", "name"])
-             .group_by(["job_uuid", "io_type", "namespace_name", "name"]).aggregate([]))
-    for edge in edges.to_pylist():
-        if edge["job_uuid"] in job_names:
-            snap.graph.add_edge(job_names[edge["job_uuid"]], dataset_node_id(edge["namespace_name"], edge["name"]),
-                                edge["io_type"])
+    snap.version_state = _load_versions(spark, lineage, snap)
+    # The job → dataset edges: each job's current version (its latest run's inputs and outputs), as
+    # Marquez's graph, not every dataset any of its runs ever touched.
+    add_version_edges(snap.graph, snap.version_state.histories.values())
 
     _load_column_lineage(spark, lineage, snap)
     snap.events = _table(spark, f"""
@@ -223,6 +223,23 @@ def load_snapshot(spark: SparkSession, settings: Settings) -> Snapshot:
         where event_id is not null
     """).sort_by([("event_time", "descending"), ("ingest_seq", "descending")])
     return snap
+
+
+def _load_versions(spark: SparkSession, lineage: str, snap: Snapshot) -> VersionState:
+    """Each job's version history, from the runs and run inputs and outputs already loaded."""
+    if snap.runs is None or snap.run_io is None:
+        return VersionState()
+    runs = snap.runs
+    runs_by_job = {job: runs.table.slice(start, stop - start).select(["uuid", "started_at", "created_at"]).to_pylist()
+                   for job, (start, stop) in runs.ranges.items()}
+    table = snap.run_io.table
+    io: dict[str, list[tuple[str, tuple[str, str]]]] = {}
+    for run, kind, namespace, name in zip(*(table.column(c).to_pylist() for c in (
+            "run_uuid", "io_type", "namespace_name", "name")), strict=True):
+        io.setdefault(run, []).append((kind, (namespace, name)))
+    jobs = {entry["uuid"]: (namespace, name) for (namespace, name), entry in snap.jobs.items()}
+    locations, nominal = load_run_details(spark, lineage)
+    return build_version_state(jobs, runs_by_job, io, locations, nominal)
 
 
 def _load_latest_runs(spark: SparkSession, lineage: str, snap: Snapshot) -> None:

@@ -22,12 +22,14 @@ from marquez_client.errors import APIError
 from marquez_corpus import SEED_START, SPARK_RUN_ID, prepare_corpus  # tests/python is on sys.path
 from openlineage.client.transport.http import HttpConfig, HttpTransport
 
+from python_jobs import keys
 from python_jobs.dbt import run_dbt
 from python_jobs.ingest.lineage import ingest_lineage
 from python_jobs.landing import LandingLayout
 from python_jobs.marquez_api import MarquezReadApi, read_routes
 from python_jobs.marquez_api.api import job_type, tag_names
 from python_jobs.marquez_api.graph import render_text
+from python_jobs.marquez_api.job_versions import job_version_id
 from python_jobs.marquez_api.server import serve_app_in_thread
 from python_jobs.marquez_api.snapshot import RUN_ORDER, slices_by
 from python_jobs.marquez_api.stats import intervals
@@ -255,8 +257,8 @@ def test_lineage_graph_of_the_apples(base_url):
         "dataset:backyard:crab.apples", "dataset:cupboard:apple.vinegar", "dataset:cupboard:sugar",
         "dataset:grandmas.kitchen:apple.cider", "dataset:grandmas.kitchen:apple.filling",
         "dataset:grandmas.kitchen:apple.pie", "dataset:grandmas.kitchen:apples",
-        "dataset:grandmas.kitchen:cinnamon", "dataset:laurents-orchard:red.delicious",
-        "job:grandmas.kitchen:gather_apples", "job:grandmas.kitchen:prepare_apple_cider",
+        "dataset:grandmas.kitchen:cinnamon", "job:grandmas.kitchen:gather_apples",
+        "job:grandmas.kitchen:prepare_apple_cider",
         "job:grandmas.kitchen:prepare_apple_filling", "job:grandmas.kitchen:prepare_apple_pie",
         "job:grandmas.kitchen:prepare_vinegar",
     }
@@ -268,10 +270,21 @@ def test_lineage_graph_of_the_apples(base_url):
                                 "destination": "dataset:grandmas.kitchen:apple.pie"}]
     assert [e["origin"] for e in nodes["dataset:grandmas.kitchen:apples"]["inEdges"]] == [
         "job:grandmas.kitchen:gather_apples"]
-    near = httpx.get(f"{base_url}/api/v1/lineage", params={"nodeId": f"dataset:{KITCHEN}:apple.pie", "depth": 1})
+    # laurents-orchard:red.delicious is out: only gather_apples' older run read it, and the graph has each
+    # job's current version (its latest run's inputs and outputs), as Marquez's.
+    old_input = {"namespace": "laurents-orchard", "name": "red.delicious"}
+    gathers = httpx.get(f"{base_url}/api/v1/namespaces/{KITCHEN}/jobs/gather_apples/versions").json()["versions"]
+    assert old_input not in gathers[0]["inputs"] and old_input in gathers[1]["inputs"]
+    # From a dataset the walk starts at its writer; depth counts jobs from there, as Marquez's.
+    near = httpx.get(f"{base_url}/api/v1/lineage", params={"nodeId": f"dataset:{KITCHEN}:apple.pie", "depth": 0})
     assert {n["id"] for n in near.json()["graph"]} == {
         "dataset:grandmas.kitchen:apple.filling", "dataset:grandmas.kitchen:apple.pie",
         "job:grandmas.kitchen:prepare_apple_pie"}
+    one = httpx.get(f"{base_url}/api/v1/lineage", params={"nodeId": f"dataset:{KITCHEN}:apple.pie", "depth": 1})
+    assert {n["id"] for n in one.json()["graph"]} == {
+        "dataset:grandmas.kitchen:apple.filling", "dataset:grandmas.kitchen:apple.pie",
+        "job:grandmas.kitchen:prepare_apple_pie", "job:grandmas.kitchen:prepare_apple_filling",
+        "dataset:cupboard:sugar", "dataset:grandmas.kitchen:apples", "dataset:grandmas.kitchen:cinnamon"}
     missing = httpx.get(f"{base_url}/api/v1/lineage", params={"nodeId": "dataset:nowhere:nothing"})
     assert missing.status_code == 404 and missing.json()["code"] == 404
 
@@ -388,3 +401,153 @@ def test_stats_intervals():
     assert len(day) == 24 and day[-1].start == datetime(2026, 3, 29, 12, tzinfo=UTC)
     week = intervals("week", "Europe/Paris", now)
     assert [i.start.hour for i in week] == [23] * 7 and week[-1].end == datetime(2026, 3, 29, 22, tzinfo=UTC)
+
+
+# -- job versions and point-in-time lineage -----------------------------------------------------
+# These tests add events to the shared warehouse (a namespace of their own) and rebuild it: they
+# come last, after the tests that count the corpus's events, jobs and runs.
+
+VERSIONS_NS = "versions.test"
+VERSIONS_DB = "versions.db"
+MIX_RUNS = ("0000000a-0000-4000-8000-000000000001", "0000000a-0000-4000-8000-000000000002")
+REPORT_RUN = "0000000a-0000-4000-8000-000000000003"
+MIX_LOCATION = "https://git.example.com/pipelines/mix.py"
+BEFORE_CHANGE, AFTER_CHANGE = "2026-02-01T12:00:00Z", "2026-02-02T12:00:00Z"
+FACET = {"_producer": "https://example.com/tests", "_schemaURL": "https://openlineage.io/spec/facets/1-0-0/x.json"}
+
+
+def _versioned_run(run_id: str, job: str, start: str, inputs: list[str], outputs: list[str]) -> list[dict]:
+    """START at ``start`` (``2026-02-01T00``) and COMPLETE ten minutes later, with a nominal time, a
+    parent and a source code location."""
+    run = {"runId": run_id, "facets": {
+        "nominalTime": {**FACET, "nominalStartTime": f"{start}:00:00Z", "nominalEndTime": f"{start}:30:00Z"},
+        "parent": {**FACET, "run": {"runId": "0000000a-0000-4000-8000-0000000000ff"},
+                   "job": {"namespace": VERSIONS_NS, "name": "orchestrator"}},
+    }}
+    job_body = {"namespace": VERSIONS_NS, "name": job,
+                "facets": {"sourceCodeLocation": {**FACET, "type": "git", "url": MIX_LOCATION}}}
+    datasets = {
+        "inputs": [{"namespace": VERSIONS_DB, "name": name} for name in inputs],
+        "outputs": [{"namespace": VERSIONS_DB, "name": name,
+                     "facets": {"schema": {**FACET, "fields": [{"name": "x", "type": "INT"}]}}} for name in outputs],
+    }
+    return [run_event(eventType=kind, eventTime=f"{start}:{minute}:00Z", run=run, job=job_body, **datasets)
+            for kind, minute in (("START", "00"), ("COMPLETE", "10"))]
+
+
+@pytest.fixture(scope="module")
+def versioned(warehouse, spark, api, tmp_path_factory) -> MarquezReadApi:
+    """Job ``mix`` read ``a`` on Feb 1st and ``b`` on Feb 2nd (writing ``out`` both times); ``report``
+    read ``out`` on Feb 1st."""
+    events = (_versioned_run(MIX_RUNS[0], "mix", "2026-02-01T00", ["a"], ["out"])
+              + _versioned_run(REPORT_RUN, "report", "2026-02-01T06", ["out"], ["report"])
+              + _versioned_run(MIX_RUNS[1], "mix", "2026-02-02T00", ["b"], ["out"]))
+    folder = tmp_path_factory.mktemp("versioned-events")
+    (folder / "versioned.json").write_text(json.dumps(events))
+    report = ingest_lineage(spark, warehouse, [folder])
+    assert report.rejected == 0 and report.accepted == len(events)
+    run_dbt(warehouse, BUILD)
+    api.refresh()
+    return api
+
+
+def _versions_url(base_url: str, job: str) -> str:
+    return f"{base_url}/api/v1/namespaces/{VERSIONS_NS}/jobs/{job}/versions"
+
+
+def test_job_versions_follow_the_changed_inputs(versioned, base_url, client):
+    """``mix`` read ``a`` then ``b``: two versions, newest first; the job's inputs are the new ones."""
+    listed = httpx.get(_versions_url(base_url, "mix")).json()
+    assert listed["totalCount"] == 2
+    new, old = listed["versions"]
+    assert [v["inputs"] for v in (new, old)] == [[{"namespace": VERSIONS_DB, "name": "b"}],
+                                                 [{"namespace": VERSIONS_DB, "name": "a"}]]
+    assert new["outputs"] == old["outputs"] == [{"namespace": VERSIONS_DB, "name": "out"}]
+    assert new["id"] == {"namespace": VERSIONS_NS, "name": "mix", "version": new["version"]}
+    assert (new["name"], new["namespace"], new["location"]) == ("mix", VERSIONS_NS, MIX_LOCATION)
+    assert new["createdAt"] == "2026-02-02T00:00:00Z" and old["createdAt"] == "2026-02-01T00:00:00Z"
+    assert new["latestRun"]["id"] == MIX_RUNS[1] and old["latestRun"]["id"] == MIX_RUNS[0]
+    assert new["version"] == job_version_id(VERSIONS_NS, "mix", [(VERSIONS_DB, "b")], [(VERSIONS_DB, "out")],
+                                            MIX_LOCATION)
+    paged = httpx.get(_versions_url(base_url, "mix"), params={"limit": 1, "offset": 1}).json()
+    assert paged == {"versions": [old], "totalCount": 2}
+    assert httpx.get(f"{_versions_url(base_url, 'mix')}/{old['version']}").json() == old
+    missing = httpx.get(f"{_versions_url(base_url, 'mix')}/00000000-0000-3000-8000-000000000000")
+    assert missing.status_code == 404 and missing.json()["code"] == 404
+    job = client.get_job(VERSIONS_NS, "mix")
+    assert job["currentVersion"] == new["version"]
+    assert job["inputs"] == [{"namespace": VERSIONS_DB, "name": "b"}]  # not a: the current version's only
+    assert job["outputs"] == [{"namespace": VERSIONS_DB, "name": "out"}]
+    assert (job["parentJobName"], job["parentJobUuid"]) == ("orchestrator", keys.job_uuid(VERSIONS_NS, "orchestrator"))
+    kitchen = client.get_job(KITCHEN, "prepare_apple_filling")  # the corpus: one version, no parent facet
+    assert kitchen["currentVersion"] == httpx.get(
+        _versions_url(base_url, "prepare_apple_filling").replace(VERSIONS_NS, KITCHEN)).json()["versions"][0]["version"]
+    assert kitchen["parentJobName"] is None and kitchen["parentJobUuid"] is None
+
+
+def test_runs_carry_their_job_version_dataset_versions_and_nominal_times(versioned, base_url, client):
+    runs = {r["id"]: r for r in client.list_job_runs(VERSIONS_NS, "mix")["runs"]}
+    listed = httpx.get(_versions_url(base_url, "mix")).json()["versions"]
+    versions = {v["latestRun"]["id"]: v["version"] for v in listed}
+    for run_id in MIX_RUNS:
+        run = runs[run_id]
+        assert run["jobVersion"] == {"namespace": VERSIONS_NS, "name": "mix", "version": versions[run_id]}
+        [written] = run["outputDatasetVersions"]
+        assert written["datasetVersionId"] == {"namespace": VERSIONS_DB, "name": "out",
+                                               "version": keys.dataset_version_uuid(VERSIONS_DB, "out", run_id)}
+        assert written["facets"] == {}
+        resolved = client.get_dataset_version(VERSIONS_DB, "out", written["datasetVersionId"]["version"])
+        assert resolved["version"] == written["datasetVersionId"]["version"]
+        assert resolved["createdByRun"]["id"] == run_id
+        assert resolved["createdByRun"]["jobVersion"] == run["jobVersion"]
+    assert (runs[MIX_RUNS[0]]["nominalStartTime"], runs[MIX_RUNS[0]]["nominalEndTime"]) == (
+        "2026-02-01T00:00:00Z", "2026-02-01T00:30:00Z")
+    # ``report`` read the version of ``out`` that mix's first run wrote.
+    [read] = client.get_job_run(REPORT_RUN)["inputDatasetVersions"]
+    assert read["datasetVersionId"]["name"] == "out"
+    assert client.get_dataset_version(VERSIONS_DB, "out", read["datasetVersionId"]["version"])["createdByRun"][
+        "id"] == MIX_RUNS[0]
+    assert client.get_job_run(SPARK_RUN_ID)["nominalStartTime"] is None  # no nominalTime facet
+
+
+def _graph(base_url: str, node_id: str, **params: object) -> dict[str, dict]:
+    response = httpx.get(f"{base_url}/api/v1/lineage", params={"nodeId": node_id, **params})
+    assert response.status_code == 200, response.text
+    return {n["id"]: n for n in response.json()["graph"]}
+
+
+def test_lineage_as_of_a_moment(versioned, base_url):
+    mix, a, b, out = (f"job:{VERSIONS_NS}:mix", f"dataset:{VERSIONS_DB}:a", f"dataset:{VERSIONS_DB}:b",
+                      f"dataset:{VERSIONS_DB}:out")
+    now = _graph(base_url, mix)
+    assert [e["origin"] for e in now[mix]["inEdges"]] == [b] and a not in now
+    before = _graph(base_url, mix, asOf=BEFORE_CHANGE)
+    assert [e["origin"] for e in before[mix]["inEdges"]] == [a]
+    assert b not in before  # b did not exist yet
+    assert before[mix]["data"]["latestRun"]["id"] == MIX_RUNS[0]
+    assert before[mix]["data"]["inputs"] == [{"namespace": VERSIONS_DB, "name": "a"}]
+    old_version = httpx.get(_versions_url(base_url, "mix")).json()["versions"][1]["version"]
+    assert before[mix]["data"]["currentVersion"] == old_version
+    assert before[out]["data"]["currentVersion"] == keys.dataset_version_uuid(VERSIONS_DB, "out", MIX_RUNS[0])
+    assert now[out]["data"]["currentVersion"] == keys.dataset_version_uuid(VERSIONS_DB, "out", MIX_RUNS[1])
+    after = _graph(base_url, mix, asOf=AFTER_CHANGE)
+    assert [e["origin"] for e in after[mix]["inEdges"]] == [b] and set(after) == set(now)
+    # From a dataset, the graph starts at its newest writer (or reader) of any version, as Marquez's:
+    # ``a`` was read by mix's old version only, so it shows alone beside mix's current graph.
+    from_a = _graph(base_url, a)
+    assert mix in from_a and from_a[a]["inEdges"] == from_a[a]["outEdges"] == []
+    assert set(_graph(base_url, a, asOf=BEFORE_CHANGE)) >= {a, mix, out}
+    for bad in ("yesterday", "2026-13-01T00:00:00Z"):
+        refused = httpx.get(f"{base_url}/api/v1/lineage", params={"nodeId": mix, "asOf": bad})
+        assert refused.status_code == 400 and refused.json()["code"] == 400
+    too_early = httpx.get(f"{base_url}/api/v1/lineage", params={"nodeId": mix, "asOf": "2020-01-01T00:00:00Z"})
+    assert too_early.status_code == 404
+
+
+def test_lineage_page_as_of(versioned, base_url):
+    page = httpx.get(base_url + "/", params={"nodeId": f"job:{VERSIONS_NS}:mix", "asOf": BEFORE_CHANGE})
+    assert page.status_code == 200 and 'id="as-of"' in page.text
+    assert f'"asOf":"{BEFORE_CHANGE}"' in page.text
+    assert f"dataset:{VERSIONS_DB}:a" in page.text and f"dataset:{VERSIONS_DB}:b" not in page.text
+    refused = httpx.get(base_url + "/", params={"asOf": "not a time"})
+    assert refused.status_code == 400
