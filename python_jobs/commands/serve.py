@@ -219,7 +219,11 @@ def run_serve(args: argparse.Namespace) -> int:
         # On embedded Derby, `ingest lineage` run meanwhile hands its files to this landing folder (see metastore.py).
         advertise_landing(target_metastore(settings), layout.root)
         dbt_command = tuple(shlex.split(args.build_args))
-        after_round: list[Callable[[RoundReport], object]] = [lambda report: api.refresh()] if api is not None else []
+        # The live overlay's round mark comes before the collector seals its open file (create_app
+        # adds that hook after these); a round that succeeded takes its events out of the overlay.
+        before_round: list[Callable[[], None]] = [api.live.begin_round] if api is not None else []
+        after_round: list[Callable[[RoundReport], object]] = (
+            [lambda report: api.refresh(absorbed=report.ok)] if api is not None else [])
         if endpoint is not None:
             after_round.append(lambda report: endpoint.refresh_readers())
         build_loop = BuildLoop(
@@ -228,10 +232,12 @@ def run_serve(args: argparse.Namespace) -> int:
             ),
             args.build_every,
             after_round=after_round,
+            before_round=before_round,
         )
     # The endpoint stops after the build loop's last round (the app's shutdown waits for it).
     on_shutdown = [endpoint.stop] if endpoint is not None else []
-    app = create_app(config, extra_routes=extra_routes, build_loop=build_loop, on_shutdown=on_shutdown)
+    app = create_app(config, extra_routes=extra_routes, build_loop=build_loop, on_shutdown=on_shutdown,
+                     on_accepted=api.live.accept if api is not None else None)
     auth = ("API key required" + (", read key accepted for reads" if config.read_api_key else "")
             if config.keys.required else "no API key")
     fsync = "fsync on" if config.fsync else "FSYNC OFF (not durable)"

@@ -29,6 +29,7 @@ from python_jobs.marquez_api.graph import (
     neighbourhood,
     parse_node_id,
 )
+from python_jobs.marquez_api.live import LiveOverlay
 from python_jobs.marquez_api.snapshot import (
     RUN_STATES,
     Snapshot,
@@ -162,7 +163,8 @@ class MarquezReadApi:
     def __init__(self, spark: SparkSession, settings: Settings, load: bool = True) -> None:
         self.spark = spark
         self.settings = settings
-        self._snapshot = Snapshot()
+        # The snapshot, with the events the collector accepted since laid over it (live.py).
+        self.live = LiveOverlay(Snapshot())
         self._refresh_lock = threading.Lock()
         self._spark_lock = threading.Lock()
         if load:
@@ -170,11 +172,16 @@ class MarquezReadApi:
 
     # -- state ---------------------------------------------------------------------------------
 
-    def refresh(self) -> None:
+    def refresh(self, absorbed: bool = False) -> None:
         """Reload everything from the warehouse; requests keep reading the previous snapshot
-        until the new one is complete, then switch in one assignment."""
+        until the new one is complete, then switch in one assignment. ``absorbed``: the build
+        round since ``live.begin_round()`` succeeded, so its events leave the live overlay."""
         with self._refresh_lock:
-            self._snapshot = load_snapshot(self.spark, self.settings)
+            self.live.install(load_snapshot(self.spark, self.settings), absorbed=absorbed)
+
+    @property
+    def _snapshot(self) -> Snapshot:
+        return self.live.view()
 
     @property
     def snapshot(self) -> Snapshot:
@@ -284,7 +291,7 @@ class MarquezReadApi:
         found = snap.version_index.get(version.lower())
         if found is None or found[0] != entry["uuid"] or snap.versions is None:
             raise NotFound(f"Dataset version '{version}' not found for dataset '{name}' in namespace '{namespace}'.")
-        row = snap.versions.table.slice(found[1], 1).to_pylist()[0]
+        row = snap.versions.row(found[1])
         return self._version(entry, row)
 
     # -- jobs and runs -------------------------------------------------------------------------
@@ -404,7 +411,7 @@ class MarquezReadApi:
         found = snap.run_index.get(run_id.lower())
         if found is None or snap.runs is None:
             return None
-        return self._run(snap.runs.table.slice(found[1], 1).to_pylist()[0])
+        return self._run(snap.runs.row(found[1]))
 
     def list_job_runs(
         self, namespace: str, job: str, limit: int | None = None, offset: int | None = None
@@ -420,22 +427,16 @@ class MarquezReadApi:
     def _page_io(self, run_ids: list[str]) -> dict[str, list[dict[str, Any]]]:
         """The inputs and outputs of a page of one job's runs: one contiguous slice of ``run_io``."""
         run_io = self._snapshot.run_io
-        spans = [run_io.ranges[r] for r in run_ids if run_io is not None and r in run_io.ranges]
-        if not spans or run_io is None:
-            return {}
-        start, stop = min(s for s, _ in spans), max(e for _, e in spans)
-        grouped: dict[str, list[dict[str, Any]]] = {}
-        for row in run_io.table.slice(start, stop - start).to_pylist():
-            grouped.setdefault(row["run_uuid"], []).append(row)
-        return grouped
+        return run_io.rows_of(run_ids) if run_io is not None else {}
 
     def get_run(self, run_id: str) -> dict[str, Any]:
         snap = self._snapshot
         found = snap.run_index.get(run_id.lower())
         if found is None or snap.runs is None:
             raise NotFound(f"Run '{run_id}' not found.")
-        row = snap.runs.table.slice(found[1], 1).to_pylist()[0]
-        return self._run(row, self._run_facets(row["uuid"]))
+        row = snap.runs.row(found[1])
+        # A run only pending events know has no facets in the warehouse yet: no Spark query.
+        return self._run(row, {} if row.get("live_only") else self._run_facets(row["uuid"]))
 
     def run_facets(self, run_id: str, kind: str | None = None) -> dict[str, Any]:
         """Marquez's GET /api/v1/jobs/runs/{id}/facets?type=run|job: the run's facets, or the job
