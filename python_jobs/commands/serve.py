@@ -134,6 +134,8 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     bench.add_argument("--freshness-every", type=parse_duration, default="5s",
                        help="--build-every of the freshness part (default 5s)")
     bench.add_argument("--freshness-events", type=int, default=3, help="events timed for freshness (default 3)")
+    bench.add_argument("--live-events", type=int, default=50,
+                       help="events timed from 201 to readable in the read API (default 50; 0: skipped)")
     bench.set_defaults(handler=run_bench_collector)
 
     bench_sql = groups["bench"].add_parser(
@@ -285,7 +287,7 @@ def run_bench_collector(args: argparse.Namespace) -> int:
     run_collector_bench(
         settings, clients, args.seconds, work_dir,
         freshness=not args.skip_freshness, freshness_every=args.freshness_every,
-        freshness_events=args.freshness_events,
+        freshness_events=args.freshness_events, live_events=args.live_events,
     )
     return 0
 
