@@ -150,6 +150,7 @@ def percentile(samples: list[float], fraction: float) -> float:
 def measure_live_freshness(base_url: str, count: int, seed: int) -> list[float]:
     """Seconds from each event's 201 (openlineage-python's HttpTransport) to its run answering in
     GET /api/v1/jobs/runs/{id}, polled every millisecond; events posted one at a time."""
+    # Heavy (openlineage.client): imported when this part runs, not with the bench modules.
     from openlineage.client.transport.http import HttpConfig, HttpTransport
 
     transport = HttpTransport(HttpConfig.from_dict({"type": "http", "url": base_url}))
