@@ -13,6 +13,7 @@ from python_jobs import keys
 from python_jobs.marquez_api.graph import LineageGraph, dataset_node_id, job_node_id
 from python_jobs.marquez_api.live import LiveOverlay
 from python_jobs.marquez_api.live_events import event_time, parse_pending
+from python_jobs.marquez_api.live_view import LayeredSlices, run_order_key
 from python_jobs.marquez_api.snapshot import RUN_ORDER, Snapshot, iso, runs_of, slices_by
 
 OLD_RUN = "00000000-0000-4000-8000-00000000000a"
@@ -183,3 +184,24 @@ def test_pending_events_are_bounded():
     for minute in range(3):
         live.accept(body(eventTime=f"2026-01-01T03:0{minute}:00Z", run={"runId": NEW_RUN}))
     assert live.pending_count() == 2 and live.overflow == 1
+
+
+def test_layered_runs_page_like_one_sorted_list():
+    """Pages over a job's runs when pending runs are added and one of the snapshot's is replaced."""
+    job = "j"
+    hours = [1, 2, 3, 4, 5]
+    base_rows = pa.table({"uuid": [f"r{h}" for h in hours], "job_uuid": [job] * 5,
+                          "started_at": [_at(h) for h in hours], "created_at": [_at(h) for h in hours]})
+    base = slices_by(base_rows, "job_uuid", RUN_ORDER)
+    extra = {job: [{"uuid": "r3", "job_uuid": job, "started_at": _at(3, 30), "created_at": _at(3)},
+                   {"uuid": "n6", "job_uuid": job, "started_at": _at(6), "created_at": _at(6)},
+                   {"uuid": "n0", "job_uuid": job, "started_at": None, "created_at": _at(7)}]}
+    layered = LayeredSlices(base, extra, "uuid", run_order_key, {job: {"r3"}})
+    everything = [r["uuid"] for r in layered.rows(job)]
+    assert everything == ["n6", "r5", "r4", "r3", "r2", "r1", "n0"]
+    assert layered.count(job) == 7
+    for offset in range(8):
+        for limit in range(1, 4):
+            assert [r["uuid"] for r in layered.rows(job, offset, limit)] == everything[offset:offset + limit]
+    assert layered.row(layered.positions["r3"])["started_at"] == _at(3, 30)
+    assert layered.rows("other") == []
