@@ -134,6 +134,8 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     bench.add_argument("--freshness-every", type=parse_duration, default="5s",
                        help="--build-every of the freshness part (default 5s)")
     bench.add_argument("--freshness-events", type=int, default=3, help="events timed for freshness (default 3)")
+    bench.add_argument("--live-events", type=int, default=50,
+                       help="events timed from 201 to readable in the read API (default 50; 0: skipped)")
     bench.set_defaults(handler=run_bench_collector)
 
     bench_sql = groups["bench"].add_parser(
@@ -219,7 +221,11 @@ def run_serve(args: argparse.Namespace) -> int:
         # On embedded Derby, `ingest lineage` run meanwhile hands its files to this landing folder (see metastore.py).
         advertise_landing(target_metastore(settings), layout.root)
         dbt_command = tuple(shlex.split(args.build_args))
-        after_round: list[Callable[[RoundReport], object]] = [lambda report: api.refresh()] if api is not None else []
+        # The live overlay's round mark comes before the collector seals its open file (create_app
+        # adds that hook after these); a round that succeeded takes its events out of the overlay.
+        before_round: list[Callable[[], None]] = [api.live.begin_round] if api is not None else []
+        after_round: list[Callable[[RoundReport], object]] = (
+            [lambda report: api.refresh(absorbed=report.ok)] if api is not None else [])
         if endpoint is not None:
             after_round.append(lambda report: endpoint.refresh_readers())
         build_loop = BuildLoop(
@@ -228,10 +234,12 @@ def run_serve(args: argparse.Namespace) -> int:
             ),
             args.build_every,
             after_round=after_round,
+            before_round=before_round,
         )
     # The endpoint stops after the build loop's last round (the app's shutdown waits for it).
     on_shutdown = [endpoint.stop] if endpoint is not None else []
-    app = create_app(config, extra_routes=extra_routes, build_loop=build_loop, on_shutdown=on_shutdown)
+    app = create_app(config, extra_routes=extra_routes, build_loop=build_loop, on_shutdown=on_shutdown,
+                     on_accepted=api.live.accept if api is not None else None)
     auth = ("API key required" + (", read key accepted for reads" if config.read_api_key else "")
             if config.keys.required else "no API key")
     fsync = "fsync on" if config.fsync else "FSYNC OFF (not durable)"
@@ -279,7 +287,7 @@ def run_bench_collector(args: argparse.Namespace) -> int:
     run_collector_bench(
         settings, clients, args.seconds, work_dir,
         freshness=not args.skip_freshness, freshness_every=args.freshness_every,
-        freshness_events=args.freshness_events,
+        freshness_events=args.freshness_events, live_events=args.live_events,
     )
     return 0
 

@@ -31,6 +31,7 @@ from python_jobs.marquez_api.graph import (
     lineage_response_json,
     parse_node_id,
 )
+from python_jobs.marquez_api.live import LiveOverlay
 from python_jobs.marquez_api.params import BadRequest, NotFound, moment, paging
 from python_jobs.marquez_api.snapshot import (
     RUN_STATES,
@@ -138,9 +139,10 @@ class MarquezReadApi(VersionedReads):
     def __init__(self, spark: SparkSession, settings: Settings, load: bool = True) -> None:
         self.spark = spark
         self.settings = settings
-        self._snapshot = Snapshot()
-        self._base = self._snapshot  # as loaded, before the API's writes are applied
+        self._base = Snapshot()  # as loaded, before the API's writes are applied
         self._last_seen: dict[Deletable, datetime] = {}
+        # The curated snapshot, with the events the collector accepted since laid over it (live.py).
+        self.live = LiveOverlay(Snapshot())
         self._refresh_lock = threading.Lock()
         self._spark_lock = threading.Lock()
         # Held by a write (log append, then swap) and by refresh's swap: no write is lost between them.
@@ -150,9 +152,10 @@ class MarquezReadApi(VersionedReads):
 
     # -- state ---------------------------------------------------------------------------------
 
-    def refresh(self) -> None:
+    def refresh(self, absorbed: bool = False) -> None:
         """Reload everything from the warehouse; requests keep reading the previous snapshot
-        until the new one is complete, then switch in one assignment."""
+        until the new one is complete, then switch in one assignment. ``absorbed``: the build
+        round since ``live.begin_round()`` succeeded, so its events leave the live overlay."""
         with self._refresh_lock:
             base = load_snapshot(self.spark, self.settings)
             with self.curation_lock:
@@ -160,15 +163,19 @@ class MarquezReadApi(VersionedReads):
                     state = read_state(self.spark, self.settings)
                     self._last_seen = last_seen(self.spark, self.settings, state)
                 self._base = base
-                self._snapshot = curate(base, state, self._last_seen)
+                self.live.install(curate(base, state, self._last_seen), absorbed=absorbed)
 
     def recurate(self, state: CurationState) -> None:
-        """Show ``state`` (after a write; the caller holds ``curation_lock``)."""
-        self._snapshot = curate(self._base, state, self._last_seen)
+        """Show ``state`` (after a write; the caller holds ``curation_lock``); the live events stay."""
+        self.live.replace_base(curate(self._base, state, self._last_seen))
 
     @property
     def spark_lock(self) -> threading.Lock:
         return self._spark_lock
+
+    @property
+    def _snapshot(self) -> Snapshot:
+        return self.live.view()
 
     @property
     def snapshot(self) -> Snapshot:
@@ -283,7 +290,7 @@ class MarquezReadApi(VersionedReads):
         found = snap.version_index.get(version.lower())
         if found is None or found[0] != entry["uuid"] or snap.versions is None:
             raise NotFound(f"Dataset version '{version}' not found for dataset '{name}' in namespace '{namespace}'.")
-        row = snap.versions.table.slice(found[1], 1).to_pylist()[0]
+        row = snap.versions.row(found[1])
         return self._version(entry, row)
 
     # -- jobs and runs -------------------------------------------------------------------------
@@ -400,7 +407,7 @@ class MarquezReadApi(VersionedReads):
         found = snap.run_index.get(run_id.lower())
         if found is None or snap.runs is None:
             return None
-        return self._run(snap.runs.table.slice(found[1], 1).to_pylist()[0])
+        return self._run(snap.runs.row(found[1]))
 
     def list_job_runs(
         self, namespace: str, job: str, limit: int | None = None, offset: int | None = None
@@ -416,22 +423,16 @@ class MarquezReadApi(VersionedReads):
     def _page_io(self, run_ids: list[str]) -> dict[str, list[dict[str, Any]]]:
         """The inputs and outputs of a page of one job's runs: one contiguous slice of ``run_io``."""
         run_io = self._snapshot.run_io
-        spans = [run_io.ranges[r] for r in run_ids if run_io is not None and r in run_io.ranges]
-        if not spans or run_io is None:
-            return {}
-        start, stop = min(s for s, _ in spans), max(e for _, e in spans)
-        grouped: dict[str, list[dict[str, Any]]] = {}
-        for row in run_io.table.slice(start, stop - start).to_pylist():
-            grouped.setdefault(row["run_uuid"], []).append(row)
-        return grouped
+        return run_io.rows_of(run_ids) if run_io is not None else {}
 
     def get_run(self, run_id: str) -> dict[str, Any]:
         snap = self._snapshot
         found = snap.run_index.get(run_id.lower())
         if found is None or snap.runs is None:
             raise NotFound(f"Run '{run_id}' not found.")
-        row = snap.runs.table.slice(found[1], 1).to_pylist()[0]
-        return self._run(row, self._run_facets(row["uuid"]))
+        row = snap.runs.row(found[1])
+        # A run only pending events know has no facets in the warehouse yet: no Spark query.
+        return self._run(row, {} if row.get("live_only") else self._run_facets(row["uuid"]))
 
     def run_facets(self, run_id: str, kind: str | None = None) -> dict[str, Any]:
         """Marquez's GET /api/v1/jobs/runs/{id}/facets?type=run|job: the run's facets, or the job

@@ -44,6 +44,7 @@ class Slices:
 
     table: pa.Table
     ranges: dict[str, tuple[int, int]]
+    key: str = ""
 
     def rows(self, key: str, offset: int = 0, limit: int | None = None) -> list[dict[str, Any]]:
         start, stop = self.ranges.get(key, (0, 0))
@@ -55,6 +56,23 @@ class Slices:
     def count(self, key: str) -> int:
         start, stop = self.ranges.get(key, (0, 0))
         return stop - start
+
+    def row(self, position: int) -> dict[str, Any]:
+        return self.table.slice(position, 1).to_pylist()[0]
+
+    def rows_of(self, keys: list[str]) -> dict[str, list[dict[str, Any]]]:
+        """The rows of several keys whose ranges are near each other (a page of one job's runs):
+        one slice from the first to the last, grouped by key."""
+        spans = [self.ranges[k] for k in keys if k in self.ranges]
+        if not spans:
+            return {}
+        start, stop = min(s for s, _ in spans), max(e for _, e in spans)
+        wanted = set(keys)
+        grouped: dict[str, list[dict[str, Any]]] = {}
+        for row in self.table.slice(start, stop - start).to_pylist():
+            if row[self.key] in wanted:
+                grouped.setdefault(row[self.key], []).append(row)
+        return grouped
 
 
 def slices_by(table: pa.Table, key: str, order: list[tuple[str, str]]) -> Slices:
@@ -75,7 +93,7 @@ def runs_of(ordered: pa.Table, key: str) -> Slices:
         if position == len(keys) or keys[position] != keys[start]:
             ranges[keys[start]] = (start, position)
             start = position
-    return Slices(ordered, ranges)
+    return Slices(ordered, ranges, key)
 
 
 @dataclass

@@ -147,9 +147,11 @@ class RequestFacts:
 class Collector:
     """The state behind the routes: the two landing writers and the counts."""
 
-    def __init__(self, config: CollectorConfig):
+    def __init__(self, config: CollectorConfig, on_accepted: Callable[[bytes], object] | None = None):
         self.config = config
         self.counts = CollectorCounts()
+        # Called on the event loop with each acknowledged event's line (the read API's live overlay).
+        self.on_accepted = on_accepted
         layout = config.landing
         self.events = GroupCommitWriter(
             layout.open_dir,
@@ -319,6 +321,9 @@ class Collector:
             counts.failed += 1
             return 503, _error(f"the event could not be stored: {type(error).__name__}: {error}"), []
         counts.accepted += 1
+        if self.on_accepted is not None:
+            # After this answer is on its way: the hook never delays a 201.
+            asyncio.get_running_loop().call_soon(self.on_accepted, line)
         return 201, b"", []
 
     async def _bad_request(self, facts: RequestFacts, reason: str, body: bytes) -> Answer:
@@ -359,13 +364,15 @@ def create_app(
     extra_routes: Sequence[BaseRoute] = (),
     build_loop: BuildLoop | None = None,
     on_shutdown: Sequence[Callable[[], object]] = (),
+    on_accepted: Callable[[bytes], object] | None = None,
 ) -> Starlette:
     """The collector app. ``extra_routes`` are mounted after the collector's own; ``build_loop``
     (optional) starts with the app, seals the open landing file before each round, and stops
     (finishing its round) before the landing writers close; ``on_shutdown`` runs after that (the SQL
     endpoint stops there: uvicorn ends the process with the signal it caught once its shutdown is done).
-    ``app.state.collector`` is the ``Collector``."""
-    collector = Collector(config)
+    ``on_accepted`` gets each acknowledged event's line, after its durable append, on the event loop
+    (it must be quick). ``app.state.collector`` is the ``Collector``."""
+    collector = Collector(config, on_accepted)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

@@ -21,6 +21,7 @@ from marquez_client import MarquezClient
 from marquez_client.errors import APIError
 from marquez_corpus import SEED_START, SPARK_RUN_ID, prepare_corpus  # tests/python is on sys.path
 from openlineage.client.transport.http import HttpConfig, HttpTransport
+from starlette.applications import Starlette
 
 from python_jobs import keys
 from python_jobs.dbt import run_dbt
@@ -34,6 +35,7 @@ from python_jobs.marquez_api.server import serve_app_in_thread
 from python_jobs.marquez_api.snapshot import RUN_ORDER, slices_by
 from python_jobs.marquez_api.stats import intervals
 from python_jobs.serve.app import CollectorConfig, create_app
+from python_jobs.serve.build_loop import run_round
 from python_jobs.settings import LAYERS
 from python_jobs.spark import ensure_schemas
 
@@ -67,8 +69,13 @@ def landing(tmp_path_factory) -> LandingLayout:
 
 
 @pytest.fixture(scope="module")
-def base_url(api, landing) -> Iterator[str]:
-    app = create_app(CollectorConfig(landing), extra_routes=read_routes(api))
+def app(api, landing) -> Starlette:
+    """What ``serve --read-api`` runs: the collector, its accepted events laid over the read API."""
+    return create_app(CollectorConfig(landing), extra_routes=read_routes(api), on_accepted=api.live.accept)
+
+
+@pytest.fixture(scope="module")
+def base_url(app) -> Iterator[str]:
     with serve_app_in_thread(app) as url:
         yield url
 
@@ -373,6 +380,71 @@ def test_the_same_server_collects_events(base_url, landing, client):
     chunks = [chunk for path in landing.open_dir.iterdir() for chunk in path.read_bytes().split(b"\n")]
     lines = [line for line in chunks if line.strip(b"\0")]
     assert [json.loads(line)["run"]["runId"] for line in lines] == [event["run"]["runId"]]
+
+
+FRESH_RUN = "0000000d-0000-4000-8000-000000000000"
+FRESH_JOB = {"namespace": "fresh.jobs", "name": "fresh.loader"}
+FRESH_OUTPUT = {"namespace": "fresh.store", "name": "fresh.table"}
+
+
+def _fresh_answers(client: MarquezClient, base_url: str) -> dict:
+    """What the read API says of the fresh run: run, job, its runs, namespaces, datasets, lineage."""
+    job_node = f"job:{FRESH_JOB['namespace']}:{FRESH_JOB['name']}"
+    return {
+        "run": client.get_job_run(FRESH_RUN),
+        "job": client.get_job(FRESH_JOB["namespace"], FRESH_JOB["name"]),
+        "runs": client.list_job_runs(FRESH_JOB["namespace"], FRESH_JOB["name"]),
+        "namespaces": [client.get_namespace(n) for n in ("fresh.jobs", "fresh.store")],
+        "output": client.get_dataset(FRESH_OUTPUT["namespace"], FRESH_OUTPUT["name"]),
+        "versions": client.list_dataset_versions(FRESH_OUTPUT["namespace"], FRESH_OUTPUT["name"]),
+        "input": client.get_dataset(FOOD, "public.delivery_7_days"),
+        "lineage": httpx.get(f"{base_url}/api/v1/lineage", params={"nodeId": job_node, "depth": 1}).json(),
+    }
+
+
+def test_an_accepted_event_reads_at_once_and_the_same_after_the_build(
+        app, api, base_url, client, landing, spark, warehouse):
+    """A 201 is readable at once (the live overlay); the build round then absorbs it and the
+    answers do not change."""
+    transport = HttpTransport(HttpConfig.from_dict({"type": "http", "url": base_url}))
+    delivery = {"namespace": FOOD, "name": "public.delivery_7_days"}
+    start = run_event(eventType="START", eventTime="2026-02-01T10:00:00.123456Z", run={"runId": FRESH_RUN},
+                      job=FRESH_JOB, inputs=[delivery], outputs=[FRESH_OUTPUT])
+    complete = run_event(eventType="COMPLETE", eventTime="2026-02-01T10:02:00Z", run={"runId": FRESH_RUN},
+                         job=FRESH_JOB, inputs=[], outputs=[FRESH_OUTPUT])
+    for event in (start, complete):
+        assert transport.emit(event).status_code == 201
+    before = _fresh_answers(client, base_url)
+    run = before["run"]
+    assert (run["state"], run["startedAt"], run["endedAt"], run["durationMs"]) == (
+        "COMPLETED", "2026-02-01T10:00:00.123456Z", "2026-02-01T10:02:00Z", 119876)
+    current = client.get_dataset(FOOD, "public.delivery_7_days")["currentVersion"]
+    assert run["inputVersions"] == [{**delivery, "version": current}]
+    assert run["outputVersions"] == [{**FRESH_OUTPUT, "version": before["output"]["currentVersion"]}]
+    job = before["job"]
+    assert job["inputs"] == [delivery] and job["outputs"] == [FRESH_OUTPUT]
+    assert job["latestRun"]["id"] == FRESH_RUN and before["runs"]["totalCount"] == 1
+    assert before["versions"]["versions"][0]["createdByRun"]["id"] == FRESH_RUN
+    job_node = f"job:{FRESH_JOB['namespace']}:{FRESH_JOB['name']}"
+    edges = {(e["origin"], e["destination"]) for node in before["lineage"]["graph"] for e in node["outEdges"]
+             if job_node in (e["origin"], e["destination"])}
+    assert edges == {(f"dataset:{FOOD}:public.delivery_7_days", job_node),
+                     (job_node, f"dataset:{FRESH_OUTPUT['namespace']}:{FRESH_OUTPUT['name']}")}
+
+    # One build round as serve runs it: mark, seal, ingest + build, refresh.
+    api.live.begin_round()
+    app.state.collector.seal_now()
+    report = run_round(spark, warehouse, landing, dbt_command=BUILD)
+    assert report.built and report.ingest.accepted >= 2
+    assert _fresh_answers(client, base_url) == before  # the overlay still answers during the round
+    api.refresh(absorbed=report.ok)
+    assert api.live.pending_count() == 0
+    after = _fresh_answers(client, base_url)
+    # The new version's schema version comes from the build (empty and merged schemas are keyed
+    # there): null until then, as the README's freshness paragraph says. Everything else is the same.
+    assert before["versions"]["versions"][0].pop("schemaVersion") is None
+    assert after["versions"]["versions"][0].pop("schemaVersion") is not None
+    assert after == before
 
 
 def test_tags_from_facets_and_job_types():
