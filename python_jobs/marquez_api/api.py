@@ -347,7 +347,7 @@ class MarquezReadApi:
     def _last_run_state(self, entry: dict[str, Any]) -> str | None:
         snap = self._snapshot
         latest = snap.runs.rows(entry["uuid"], 0, 1) if snap.runs else []
-        return RUN_STATES.get(latest[0]["current_run_state"] or "") if latest else None
+        return RUN_STATES.get(latest[0]["current_run_state"] or "", "NEW") if latest else None
 
     def _namespaces(self) -> list[str]:
         return [n["name"] for n in self._snapshot.namespaces]
@@ -387,7 +387,8 @@ class MarquezReadApi:
             "updatedAt": iso(row["updated_at"]),
             "nominalStartTime": None,
             "nominalEndTime": None,
-            "state": RUN_STATES.get(row["current_run_state"] or ""),
+            # A run with only OTHER events has no state yet: Marquez's NEW.
+            "state": RUN_STATES.get(row["current_run_state"] or "", "NEW"),
             "startedAt": iso(row["started_at"]),
             "endedAt": iso(row["ended_at"]),
             "durationMs": duration_ms(row),
@@ -428,6 +429,17 @@ class MarquezReadApi:
         for row in run_io.table.slice(start, stop - start).to_pylist():
             grouped.setdefault(row["run_uuid"], []).append(row)
         return grouped
+
+    def job_of_run(self, run_id: str) -> tuple[str, str] | None:
+        """The (namespace, name) of a run's job; None for a run the API does not know."""
+        snap = self._snapshot
+        found = snap.run_index.get(run_id.lower())
+        if found is None:
+            return None
+        for entry in snap.jobs.values():
+            if entry["uuid"] == found[0]:
+                return entry["namespace"], entry["name"]
+        return None
 
     def get_run(self, run_id: str) -> dict[str, Any]:
         snap = self._snapshot
