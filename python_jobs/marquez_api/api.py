@@ -38,6 +38,8 @@ from python_jobs.marquez_api.snapshot import (
     latest_run_facets,
     load_snapshot,
 )
+from python_jobs.marquez_api.sources import sightings
+from python_jobs.marquez_api.sources import sources as sources_of
 from python_jobs.marquez_api.stats import StatsError, event_counts, intervals, running_counts
 from python_jobs.settings import Settings
 
@@ -521,12 +523,29 @@ class MarquezReadApi:
             return [e["createdAt"] for e in snap.jobs.values()]
         if asset == "datasets":
             return [e["createdAt"] for e in snap.datasets.values()]
-        sources: dict[str, str] = {}
-        for entry in snap.datasets.values():
-            name = (dataset_facets(snap, entry["uuid"]).get("dataSource") or {}).get("name")
-            if name and entry["createdAt"] and (name not in sources or entry["createdAt"] < sources[name]):
-                sources[name] = entry["createdAt"]
-        return list(sources.values())
+        return [source["createdAt"] for source in self._sources()]
+
+    # -- sources -------------------------------------------------------------------------------
+
+    def _sources(self) -> list[dict[str, Any]]:
+        """Computed once per snapshot: every dataset's facets are parsed for it."""
+        snap = self._snapshot
+        if snap.sources is None:
+            snap.sources = sources_of(sightings(snap.datasets.values(), lambda uuid: dataset_facets(snap, uuid),
+                                                moment))
+        return snap.sources
+
+    def list_sources(self, limit: int | None = None, offset: int | None = None) -> dict[str, Any]:
+        """Marquez's GET /api/v1/sources, by name."""
+        limit, offset = paging(limit, offset)
+        found = self._sources()
+        return {"sources": found[offset:offset + limit], "totalCount": len(found)}
+
+    def get_source(self, name: str) -> dict[str, Any]:
+        for source in self._sources():
+            if source["name"] == name:
+                return source
+        raise NotFound(f"Source '{name}' not found.")
 
     # -- lineage -------------------------------------------------------------------------------
 
