@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from python_jobs.marquez_api.graph import LineageGraph, dataset_node_id
+
 DatasetId = tuple[str, str]
 
 
@@ -55,3 +57,19 @@ def _root(alias: DatasetId, direct: dict[DatasetId, DatasetId]) -> DatasetId:
             return min(path[path.index(nxt):])
         path.append(nxt)
     return path[-1]
+
+
+def merged_aliases(graph: LineageGraph, targets: dict[DatasetId, DatasetId]) -> LineageGraph:
+    """The graph with every edge to a symlink moved to its main dataset, and the symlink's node gone (a
+    lineage call from it starts at the main dataset instead)."""
+    if not targets:
+        return graph
+    moved = {dataset_node_id(*alias): dataset_node_id(*main) for alias, main in targets.items()}
+    merged = LineageGraph()
+    for node in graph.nodes:
+        merged.add_node(moved.get(node, node))
+    for io_type, edges in (("input", graph.inputs), ("output", graph.outputs)):
+        for job, datasets in edges.items():
+            for dataset in datasets:
+                merged.add_edge(job, moved.get(dataset, dataset), io_type)
+    return merged

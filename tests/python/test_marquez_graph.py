@@ -87,3 +87,18 @@ def test_symlinks_name_their_main_dataset_resolving_chains_and_cycles():
     assert targets[("s3://b", "b")] == ("s3://b", "a") and ("s3://b", "a") not in targets
     assert targets[("x", "shared")] == ("x", "new")
     assert ("hdfs://nn", "/warehouse/orders") not in targets
+
+
+def test_edges_to_a_symlink_join_its_main_dataset():
+    from python_jobs.marquez_api.symlinks import merged_aliases
+
+    graph = LineageGraph()
+    graph.add_edge("job:spark:write_orders", "dataset:hdfs://nn:/warehouse/orders", "output")
+    graph.add_edge("job:trino:report", "dataset:hive://ms:db.orders", "input")
+    graph.add_edge("job:trino:report", "dataset:pg:report", "output")
+    merged = merged_aliases(graph, {("hive://ms", "db.orders"): ("hdfs://nn", "/warehouse/orders")})
+    assert "dataset:hive://ms:db.orders" not in merged.nodes
+    assert merged.readers["dataset:hdfs://nn:/warehouse/orders"] == {"job:trino:report"}
+    assert neighbourhood(merged, "job:spark:write_orders", 2) == {
+        "job:spark:write_orders", "dataset:hdfs://nn:/warehouse/orders", "job:trino:report", "dataset:pg:report"}
+    assert merged_aliases(graph, {}) is graph
