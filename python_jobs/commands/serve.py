@@ -209,11 +209,12 @@ def run_serve(args: argparse.Namespace) -> int:
     if read_api:
         # Heavy (pyarrow.compute): imported only when the read API is served, not on every CLI start.
         from python_jobs.marquez_api.api import MarquezReadApi
+        from python_jobs.marquez_api.legacy_routes import legacy_write_routes
         from python_jobs.marquez_api.routes import read_routes
         from python_jobs.marquez_api.web_ui import PAGE_PATH_BESIDE_UI, web_ui_routes
 
         api = MarquezReadApi(spark, settings)
-        extra_routes = read_routes(api, PAGE_PATH_BESIDE_UI if web_ui is not None else "/")
+        extra_routes = read_routes(api, PAGE_PATH_BESIDE_UI if web_ui is not None else "/") + legacy_write_routes(api)
         if web_ui is not None:
             extra_routes += web_ui_routes(web_ui)
     build_loop = None

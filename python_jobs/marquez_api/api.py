@@ -42,6 +42,8 @@ from python_jobs.marquez_api.snapshot import (
     latest_run_facets,
     load_snapshot,
 )
+from python_jobs.marquez_api.sources import sightings
+from python_jobs.marquez_api.sources import sources as sources_of
 from python_jobs.marquez_api.stats import StatsError, event_counts, intervals, running_counts
 from python_jobs.marquez_api.versions_api import VersionedReads
 from python_jobs.settings import Settings
@@ -352,7 +354,7 @@ class MarquezReadApi(VersionedReads):
     def _last_run_state(self, entry: dict[str, Any]) -> str | None:
         snap = self._snapshot
         latest = snap.runs.rows(entry["uuid"], 0, 1) if snap.runs else []
-        return RUN_STATES.get(latest[0]["current_run_state"] or "") if latest else None
+        return RUN_STATES.get(latest[0]["current_run_state"] or "", "NEW") if latest else None
 
     def _namespaces(self) -> list[str]:
         return [n["name"] for n in self._snapshot.namespaces]
@@ -390,7 +392,8 @@ class MarquezReadApi(VersionedReads):
             "id": row["uuid"],
             "createdAt": iso(row["created_at"]),
             "updatedAt": iso(row["updated_at"]),
-            "state": RUN_STATES.get(row["current_run_state"] or ""),
+            # A run with only OTHER events has no state yet: Marquez's NEW.
+            "state": RUN_STATES.get(row["current_run_state"] or "", "NEW"),
             "startedAt": iso(row["started_at"]),
             "endedAt": iso(row["ended_at"]),
             "durationMs": duration_ms(row),
@@ -424,6 +427,20 @@ class MarquezReadApi(VersionedReads):
         """The inputs and outputs of a page of one job's runs: one contiguous slice of ``run_io``."""
         run_io = self._snapshot.run_io
         return run_io.rows_of(run_ids) if run_io is not None else {}
+
+    def job_of_run(self, run_id: str) -> tuple[str, str] | None:
+        """The (namespace, name) of a run's job; None for a run the API does not know."""
+        snap = self._snapshot
+        found = snap.run_index.get(run_id.lower())
+        if found is None:
+            return None
+        history = snap.version_state.histories.get(found[0])
+        if history is not None:
+            return history.namespace, history.name
+        for entry in snap.jobs.values():  # a run the live overlay holds, not the build yet
+            if entry["uuid"] == found[0]:
+                return entry["namespace"], entry["name"]
+        return None
 
     def get_run(self, run_id: str) -> dict[str, Any]:
         snap = self._snapshot
@@ -506,12 +523,29 @@ class MarquezReadApi(VersionedReads):
             return [e["createdAt"] for e in snap.jobs.values()]
         if asset == "datasets":
             return [e["createdAt"] for e in snap.datasets.values()]
-        sources: dict[str, str] = {}
-        for entry in snap.datasets.values():
-            name = (dataset_facets(snap, entry["uuid"]).get("dataSource") or {}).get("name")
-            if name and entry["createdAt"] and (name not in sources or entry["createdAt"] < sources[name]):
-                sources[name] = entry["createdAt"]
-        return list(sources.values())
+        return [source["createdAt"] for source in self._sources()]
+
+    # -- sources -------------------------------------------------------------------------------
+
+    def _sources(self) -> list[dict[str, Any]]:
+        """Computed once per snapshot: every dataset's facets are parsed for it."""
+        snap = self._snapshot
+        if snap.sources is None:
+            snap.sources = sources_of(sightings(snap.datasets.values(), lambda uuid: dataset_facets(snap, uuid),
+                                                moment))
+        return snap.sources
+
+    def list_sources(self, limit: int | None = None, offset: int | None = None) -> dict[str, Any]:
+        """Marquez's GET /api/v1/sources, by name."""
+        limit, offset = paging(limit, offset)
+        found = self._sources()
+        return {"sources": found[offset:offset + limit], "totalCount": len(found)}
+
+    def get_source(self, name: str) -> dict[str, Any]:
+        for source in self._sources():
+            if source["name"] == name:
+                return source
+        raise NotFound(f"Source '{name}' not found.")
 
     # -- lineage -------------------------------------------------------------------------------
 

@@ -136,6 +136,8 @@ def read_routes(api: MarquezReadApi, page_path: str | None = "/") -> list[BaseRo
         ("/jobs/runs/{id}", lambda r: api.get_run(getattr(r, p)["id"])),
         ("/jobs/runs/{id}/facets", lambda r: api.run_facets(getattr(r, p)["id"], r.query_params.get("type"))),
         ("/tags", lambda r: api.list_tags(**paged(r))),
+        ("/sources", lambda r: api.list_sources(**paged(r))),
+        ("/sources/{source}", lambda r: api.get_source(getattr(r, p)["source"])),
         ("/stats/{asset}", stats),
         ("/events/lineage", lambda r: events(r)),
         # marquez-python's list_events calls /events and /events/{namespace}.

@@ -119,6 +119,7 @@ class Snapshot:
     latest_run_facet_text: dict[str, str] = field(default_factory=dict)
     loaded_at: str = ""
     parsed_facets: dict[str, dict[str, Any]] = field(default_factory=dict)
+    sources: list[dict[str, Any]] | None = None  # Marquez's sources, computed on first use
     node_json: dict[str, str] = field(default_factory=dict)
     # The API's writes (tags, deletes) as this snapshot shows them: see curated.py.
     curation: CuratedView = field(default_factory=CuratedView)

@@ -302,6 +302,17 @@ class Collector:
             counts.abandoned += 1
             await self.reject(facts, 400, str(error), error.partial, len(error.partial))
             return 400, _error(str(error)), []
+        return await self._land(facts, body)
+
+    async def submit(self, body: bytes, remote: str | None) -> Answer:
+        """An event the server wrote for a client (Marquez's legacy write calls, ``legacy_writes.py``):
+        counted, validated, kept or refused exactly like a posted one."""
+        self.counts.received += 1
+        return await self._land(RequestFacts(remote, ""), body)
+
+    async def _land(self, facts: RequestFacts, body: bytes) -> Answer:
+        """Validates a whole decoded body and appends it to the landing file: 201, 400 or 503."""
+        counts = self.counts
         try:
             text = body.decode("utf-8")
         except UnicodeDecodeError as error:

@@ -33,6 +33,7 @@ from python_jobs.marquez_api.graph import render_text
 from python_jobs.marquez_api.job_versions import job_version_id
 from python_jobs.marquez_api.server import serve_app_in_thread
 from python_jobs.marquez_api.snapshot import RUN_ORDER, slices_by
+from python_jobs.marquez_api.sources import redacted, source_type
 from python_jobs.marquez_api.stats import intervals
 from python_jobs.serve.app import CollectorConfig, create_app
 from python_jobs.serve.build_loop import run_round
@@ -473,6 +474,27 @@ def test_stats_intervals():
     assert len(day) == 24 and day[-1].start == datetime(2026, 3, 29, 12, tzinfo=UTC)
     week = intervals("week", "Europe/Paris", now)
     assert [i.start.hour for i in week] == [23] * 7 and week[-1].end == datetime(2026, 3, 29, 22, tzinfo=UTC)
+
+
+def test_sources_from_data_source_facets(client):
+    listed = client.list_sources()
+    assert [s["name"] for s in listed["sources"]] == ["file", "food_delivery_db"] and listed["totalCount"] == 2
+    food = client.get_source("food_delivery_db")
+    # The seed's URI carries a password: the answer masks it.
+    assert food["connectionUrl"] == "postgres://food_delivery:****@postgres:5432/food_delivery"
+    assert food["type"] == "POSTGRES" and food["createdAt"].startswith("2026-01-0") and food["updatedAt"]
+    assert client.get_source("file")["type"] == "UNKNOWN"
+    with pytest.raises(APIError) as missing:
+        client.get_source("nowhere")
+    assert status_of(missing) == (404, {"code": 404, "message": "Source 'nowhere' not found."})
+
+
+def test_source_uris_lose_their_password_and_keep_the_rest():
+    assert redacted("postgres://me:secret@db:5432/x?ssl=1") == "postgres://me:****@db:5432/x?ssl=1"
+    assert redacted("postgres://me@db/x") == "postgres://me@db/x"
+    assert redacted("s3://bucket/a:b@c") == "s3://bucket/a:b@c"
+    assert redacted("file") == "file" and source_type("file") == "UNKNOWN"
+    assert source_type("postgresql+psycopg://h/db") == "POSTGRESQL+PSYCOPG"
 
 
 # -- job versions and point-in-time lineage -----------------------------------------------------

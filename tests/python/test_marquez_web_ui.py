@@ -12,8 +12,9 @@ target/marquez_web_ui_job_panel.png (docs/ has the README's copy).
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +67,17 @@ def streaming_event(now: datetime) -> dict[str, Any]:
     }
 
 
+def today_for_a_while(margin: timedelta = timedelta(minutes=20)) -> datetime:
+    """Now, once the UTC day has at least ``margin`` left: the dashboard and the events page show today's
+    events, so an event sent just before midnight would be gone from them by the time the pages open."""
+    now = datetime.now(UTC)
+    midnight = (now + timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)
+    if midnight - now < margin:
+        time.sleep((midnight - now).total_seconds() + 1)
+        now = datetime.now(UTC)
+    return now.replace(microsecond=0)
+
+
 @pytest.fixture(scope="module")
 def web_ui() -> Path:
     if not (WEB_UI / "index.html").is_file():
@@ -81,7 +93,7 @@ def warehouse(web_ui, settings, spark, shared_corpus, tmp_path_factory):
     ensure_schemas(spark, scoped, LAYERS)
     folder = tmp_path_factory.mktemp("marquez-web-ui")
     ours = folder / "streaming.ndjson"
-    ours.write_text(json.dumps(streaming_event(datetime.now(UTC).replace(microsecond=0))) + "\n", encoding="utf-8")
+    ours.write_text(json.dumps(streaming_event(today_for_a_while())) + "\n", encoding="utf-8")
     report = ingest_lineage(spark, scoped, [prepare_corpus(shared_corpus, folder / "corpus"), ours])
     assert report.rejected == 0 and report.accepted == report.read == 38
     run_dbt(scoped, BUILD)

@@ -1,0 +1,94 @@
+"""Marquez's sources, from the OpenLineage ``dataSource`` facets of the datasets.
+
+A source is a name (``dataSource.name``) shared by the datasets that carry it. It first appeared with the
+earliest of them and was last updated with the latest; its connection URL is the ``uri`` the most
+recently updated of them gives (its password masked), and its type the scheme of that URI in upper case
+(``postgres://...`` is ``POSTGRES``), or ``UNKNOWN`` without one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+EPOCH = datetime.min.replace(tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class SourceSighting:
+    """One dataset's ``dataSource`` facet, with the dataset's creation and last update."""
+
+    name: str
+    uri: str | None
+    created_at: datetime | None
+    updated_at: datetime | None
+
+
+def sightings(entries: Iterable[dict[str, Any]], facets_of: Callable[[str], dict[str, Any]],
+              moment: Callable[[str], datetime]) -> list[SourceSighting]:
+    """The ``dataSource`` of each dataset entry (``uuid``, ``createdAt``, ``updatedAt`` ISO texts)."""
+    found = []
+    for entry in entries:
+        facet = facets_of(entry["uuid"]).get("dataSource")
+        if not isinstance(facet, dict) or not isinstance(facet.get("name"), str) or not facet["name"]:
+            continue
+        uri = facet.get("uri") if isinstance(facet.get("uri"), str) and facet.get("uri") else None
+        found.append(SourceSighting(
+            facet["name"], uri,
+            moment(entry["createdAt"]) if entry.get("createdAt") else None,
+            moment(entry["updatedAt"]) if entry.get("updatedAt") else None,
+        ))
+    return found
+
+
+def source_type(uri: str | None) -> str:
+    if not uri or ":" not in uri:
+        return "UNKNOWN"
+    scheme = uri.split(":", 1)[0]
+    return scheme.upper() if scheme.replace("+", "").replace("-", "").replace(".", "").isalnum() else "UNKNOWN"
+
+
+def redacted(uri: str | None) -> str | None:
+    """The URI without a password (``user:secret@host`` → ``user:****@host``): producers put credentials
+    in ``dataSource.uri``, and the API answers anyone who may read lineage."""
+    if not uri:
+        return uri
+    scheme, separator, rest = uri.partition("://")
+    if not separator:
+        return uri
+    authority, slash, path = rest.partition("/")
+    userinfo, at, host = authority.rpartition("@")
+    if not at or ":" not in userinfo:
+        return uri
+    user = userinfo.split(":", 1)[0]
+    return f"{scheme}://{user}:****@{host}{slash}{path}"
+
+
+def iso(moment: datetime | None) -> str | None:
+    return None if moment is None else moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def sources(found: Iterable[SourceSighting]) -> list[dict[str, Any]]:
+    """Marquez's Source bodies, one per name, sorted by name."""
+    by_name: dict[str, list[SourceSighting]] = {}
+    for sighting in found:
+        by_name.setdefault(sighting.name, []).append(sighting)
+    answer = []
+    for name in sorted(by_name):
+        group = by_name[name]
+        created = [s.created_at for s in group if s.created_at is not None]
+        latest = max(group, key=lambda s: (s.updated_at or EPOCH, s.uri is not None, s.uri or ""))
+        with_uri = [s for s in group if s.uri]
+        uri = latest.uri or (max(with_uri, key=lambda s: (s.updated_at or EPOCH, s.uri)).uri if with_uri else None)
+        updated = [s.updated_at for s in group if s.updated_at is not None]
+        answer.append({
+            "type": source_type(uri),
+            "name": name,
+            "createdAt": iso(min(created)) if created else None,
+            "updatedAt": iso(max(updated)) if updated else None,
+            "connectionUrl": redacted(uri),
+            "description": None,
+        })
+    return answer
