@@ -34,6 +34,10 @@ class PendingEvent:
     inputs: tuple[DatasetKey, ...] = ()
     outputs: tuple[DatasetKey, ...] = ()
     dataset: DatasetKey | None = None
+    # What job versions need (version_loading reads the same from the facet tables): the job's
+    # ``sourceCodeLocation`` url and the run's ``nominalTime`` times, as sent; None when absent.
+    location: str | None = None
+    nominal: tuple[str | None, str | None] | None = None
 
 
 def event_time(text: str) -> datetime:
@@ -70,6 +74,16 @@ def _refs(value: object) -> tuple[DatasetKey, ...]:
                  if isinstance(r, dict) and r.get("namespace") is not None and r.get("name") is not None)
 
 
+def _facet(holder: dict, name: str) -> dict:
+    facets = holder.get("facets")
+    facet = facets.get(name) if isinstance(facets, dict) else None
+    return facet if isinstance(facet, dict) else {}
+
+
+def _text(value: object) -> str | None:
+    return None if value is None else str(value)
+
+
 def parse_pending(line: bytes | str, seq: int) -> PendingEvent | None:
     """The event of one accepted body; None when it has nothing the read API shows (the collector
     validated it, so a body that does not parse here is skipped, not raised)."""
@@ -89,6 +103,9 @@ def parse_pending(line: bytes | str, seq: int) -> PendingEvent | None:
             run_id=str(run["runId"]).lower() if run.get("runId") else None,
             job=job_key, inputs=_refs(event.get("inputs")), outputs=_refs(event.get("outputs")),
             dataset=dataset[0] if dataset else None,
+            location=_text(_facet(job, "sourceCodeLocation").get("url")),
+            nominal=((_text(nominal.get("nominalStartTime")), _text(nominal.get("nominalEndTime")))
+                     if (nominal := _facet(run, "nominalTime")) else None),
         )
     except (ValueError, KeyError, TypeError):
         return None
@@ -109,6 +126,9 @@ class RunFold:
     state: str | None = None
     # (io_type, namespace, name) → when the run first named it (time, seq).
     io: dict[IoKey, tuple[datetime, int]] = field(default_factory=dict)
+    # The latest event's (time, seq) that carried each, and its value: the later event wins.
+    location: tuple[tuple[datetime, int], str] | None = None
+    nominal: tuple[tuple[datetime, int], tuple[str | None, str | None]] | None = None
 
 
 @dataclass
@@ -178,6 +198,11 @@ class Folded:
             key = (terminal, moment, event.seq)
             if run.state_key is None or key > run.state_key:
                 run.state_key, run.state = key, state
+        order = (moment, event.seq)
+        if event.location is not None and (run.location is None or order > run.location[0]):
+            run.location = (order, event.location)
+        if event.nominal is not None and (run.nominal is None or order > run.nominal[0]):
+            run.nominal = (order, event.nominal)
         for io_type, refs in (("input", event.inputs), ("output", event.outputs)):
             for namespace, name in refs:
                 io_key = (io_type, namespace, name)

@@ -14,6 +14,9 @@ snapshot's row of the entity plus its pending events:
 - a dataset: its current version the newest of its versions, ``lastModifiedAt`` the end of the
   latest COMPLETE run that wrote it.
 
+- a job's versions: each pending job's history rebuilt from all its runs (job_versions.py), with
+  the ``sourceCodeLocation`` and ``nominalTime`` facets the pending events carried.
+
 Known only after the build (kept as the snapshot has them, or empty for a new entity): facets,
 schemas and fields, column lineage, the stored events (``/events/lineage``) and their stats.
 Pure: no Spark.
@@ -30,8 +33,10 @@ from typing import Any
 
 from python_jobs import keys
 from python_jobs.marquez_api.graph import LineageGraph, dataset_node_id, job_node_id
+from python_jobs.marquez_api.job_versions import DatasetRef, build_history, run_definitions
 from python_jobs.marquez_api.live_events import DatasetKey, Folded, RunFold
 from python_jobs.marquez_api.snapshot import Slices, Snapshot, iso
+from python_jobs.marquez_api.version_loading import VersionState, nominal_iso
 
 TERMINAL_STATES = frozenset({"COMPLETE", "FAIL", "ABORT"})
 _EARLIEST = datetime.min.replace(tzinfo=UTC)
@@ -345,6 +350,44 @@ def _merged_graph(merge: _Merge, jobs: dict[DatasetKey, dict[str, Any]],
     return graph, added
 
 
+def _merged_version_state(merge: _Merge, jobs: dict[DatasetKey, dict[str, Any]], runs: LayeredSlices) -> VersionState:
+    """The snapshot's job versions with each pending job's history rebuilt from all its runs (the
+    snapshot's and the pending ones: a new run can change every run's rank and the current version)."""
+    state = merge.base.version_state
+    histories, definitions, nominal = {}, {}, {}
+    dataset_jobs: dict[DatasetRef, set[str]] = {}
+    job_keys = {keys.job_uuid(*key): key for key in jobs}
+    for run_id, fold in merge.folded.runs.items():
+        if fold.nominal is not None:
+            nominal[run_id] = (nominal_iso(fold.nominal[1][0]), nominal_iso(fold.nominal[1][1]))
+    for job_uuid in {run["job_uuid"] for run in merge.runs.values()}:
+        namespace, name = job_keys[job_uuid]
+        rows = runs.rows(job_uuid)
+        io: dict[str, list[tuple[str, DatasetRef]]] = {}
+        locations: dict[str, str | None] = {}
+        for row in rows:
+            known = state.run_definitions.get(row["uuid"])
+            if row["uuid"] in merge.io:
+                io[row["uuid"]] = [(r["io_type"], (r["namespace_name"], r["name"])) for r in merge.io[row["uuid"]]]
+            elif known is not None:
+                io[row["uuid"]] = [("input", ref) for ref in known.inputs] + [("output", ref) for ref in known.outputs]
+            fold = merge.folded.runs.get(row["uuid"])
+            locations[row["uuid"]] = fold.location[1] if fold and fold.location else known.location if known else None
+        job_definitions = run_definitions(namespace, name, rows, io, locations)
+        histories[job_uuid] = build_history(namespace, name, job_definitions)
+        definitions.update((d.run_uuid, d) for d in job_definitions)
+        for version in histories[job_uuid].versions.values():
+            for ref in (*version.inputs, *version.outputs):
+                if job_uuid not in state.dataset_jobs.get(ref, set()):
+                    dataset_jobs.setdefault(ref, set(state.dataset_jobs.get(ref, set()))).add(job_uuid)
+    return VersionState(
+        histories=ChainMap(histories, state.histories),  # type: ignore[arg-type]
+        run_definitions=ChainMap(definitions, state.run_definitions),  # type: ignore[arg-type]
+        nominal_times=ChainMap(nominal, state.nominal_times),  # type: ignore[arg-type]
+        dataset_jobs=ChainMap(dataset_jobs, state.dataset_jobs),  # type: ignore[arg-type]
+    )
+
+
 def merged_snapshot(base: Snapshot, folded: Folded) -> Snapshot:
     """``base`` with ``folded`` laid over it (see the module docstring); ``base`` when nothing is pending."""
     if not (folded.runs or folded.jobs or folded.datasets or folded.namespaces):
@@ -395,4 +438,5 @@ def merged_snapshot(base: Snapshot, folded: Folded) -> Snapshot:
                                base.version_index),  # type: ignore[arg-type]
         job_updated_at=ChainMap(job_updated, base.job_updated_at),  # type: ignore[arg-type]
         node_json=LayeredCache(base.node_json, stale),  # type: ignore[arg-type]
+        version_state=_merged_version_state(merge, jobs, runs),
     )

@@ -168,17 +168,23 @@ def test_writes_need_the_key(base_url, api):
     assert api.snapshot.curation.state == before  # nothing written
 
 
+def node_tags(http: httpx.Client, node: str) -> list[str]:
+    """The tags of ``node`` in its lineage graph (a dataset's graph starts at its producing job)."""
+    graph = http.get("/lineage", params={"nodeId": node, "depth": 0}).json()["graph"]
+    return next(n["data"]["tags"] for n in graph if n["id"] == node)
+
+
 def test_tags_on_datasets_fields_and_jobs(client, http):
     assert client.create_tag("pii", "personal data") == {"name": "pii", "description": "personal data"}
     dataset = "public.delivery_7_days"
     # The lineage answer is cached per snapshot: a write must show in it at once too.
     node = f"dataset:{FOOD}:{dataset}"
-    assert http.get("/lineage", params={"nodeId": node, "depth": 0}).json()["graph"][0]["data"]["tags"] == []
+    assert node_tags(http, node) == []
 
     tagged = client.tag_dataset(FOOD, dataset, "pii")
     assert tagged["tags"] == ["pii"] and tagged["id"] == {"namespace": FOOD, "name": dataset}
     assert client.get_dataset(FOOD, dataset)["tags"] == ["pii"]
-    assert http.get("/lineage", params={"nodeId": node, "depth": 0}).json()["graph"][0]["data"]["tags"] == ["pii"]
+    assert node_tags(http, node) == ["pii"]
 
     field_tagged = client.tag_dataset_field(FOOD, dataset, "customer_email", "pii")
     fields = {f["name"]: f["tags"] for f in field_tagged["fields"]}
