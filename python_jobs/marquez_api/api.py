@@ -42,7 +42,7 @@ from python_jobs.marquez_api.snapshot import (
     latest_run_facets,
     load_snapshot,
 )
-from python_jobs.marquez_api.sources import sightings
+from python_jobs.marquez_api.sources import sightings, with_put_sources
 from python_jobs.marquez_api.sources import sources as sources_of
 from python_jobs.marquez_api.stats import StatsError, event_counts, intervals, running_counts
 from python_jobs.marquez_api.versions_api import VersionedReads
@@ -190,8 +190,9 @@ class MarquezReadApi(VersionedReads):
     # -- namespaces ----------------------------------------------------------------------------
 
     def _namespace(self, row: dict[str, Any]) -> dict[str, Any]:
-        return {"name": row["name"], "createdAt": row["createdAt"], "updatedAt": None, "ownerName": None,
-                "description": None, "isHidden": row.get("isHidden", False)}
+        return {"name": row["name"], "createdAt": row["createdAt"], "updatedAt": row.get("updatedAt"),
+                "ownerName": row.get("ownerName"), "description": row.get("description"),
+                "isHidden": row.get("isHidden", False)}
 
     def list_namespaces(self, limit: int | None = None, offset: int | None = None) -> dict[str, Any]:
         limit, offset = paging(limit, offset)
@@ -215,6 +216,8 @@ class MarquezReadApi(VersionedReads):
     def _dataset_entry(self, namespace: str, name: str) -> dict[str, Any]:
         snap = self._snapshot
         entry = snap.datasets.get((namespace, name)) or snap.curation.deleted_datasets.get((namespace, name))
+        if entry is None and (namespace, name) in snap.symlinks:  # a symlink no event names: its main dataset
+            entry = snap.datasets.get(snap.symlinks[(namespace, name)])
         if entry is None:
             raise NotFound(f"Dataset '{name}' not found in namespace '{namespace}'.")
         return entry
@@ -531,8 +534,8 @@ class MarquezReadApi(VersionedReads):
         """Computed once per snapshot: every dataset's facets are parsed for it."""
         snap = self._snapshot
         if snap.sources is None:
-            snap.sources = sources_of(sightings(snap.datasets.values(), lambda uuid: dataset_facets(snap, uuid),
-                                                moment))
+            found = sightings(snap.datasets.values(), lambda uuid: dataset_facets(snap, uuid), moment)
+            snap.sources = with_put_sources(sources_of(found), snap.curation.state.sources)
         return snap.sources
 
     def list_sources(self, limit: int | None = None, offset: int | None = None) -> dict[str, Any]:
@@ -562,6 +565,9 @@ class MarquezReadApi(VersionedReads):
             raise BadRequest(str(error)) from error
         if ref.kind == "datasetField":
             raise BadRequest(f"Invalid nodeId '{node_id}': the lineage graph has dataset and job nodes")
+        main = self._snapshot.symlinks.get((ref.namespace, ref.name)) if ref.kind == "dataset" else None
+        if main is not None:  # a symlink's graph is its main dataset's
+            return dataset_node_id(*main)
         if ref.node_id not in self.graph.nodes:
             kind = "Dataset" if ref.kind == "dataset" else "Job"
             raise NotFound(f"{kind} '{ref.name}' not found in namespace '{ref.namespace}'.")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from python_jobs.marquez_api.curation import CuratedView, CurationState, Deletable, is_hidden
@@ -18,13 +18,14 @@ from python_jobs.marquez_api.snapshot import Snapshot
 
 
 def curate(base: Snapshot, state: CurationState, last_seen: Mapping[Deletable, datetime]) -> Snapshot:
+    namespaces = with_put_namespaces(base.namespaces, state)
     if not state.deleted_at:
-        return replace(base, node_json={}, curation=CuratedView(state))
+        return replace(base, namespaces=namespaces, node_json={}, sources=None, curation=CuratedView(state))
 
     def hidden(kind: str, namespace: str, name: str = "") -> bool:
         return is_hidden(state, last_seen, kind, namespace, name)
 
-    hidden_namespaces = {row["name"]: {**row, "isHidden": True} for row in base.namespaces
+    hidden_namespaces = {row["name"]: {**row, "isHidden": True} for row in namespaces
                          if hidden("namespace", row["name"])}
     deleted_datasets = {key: {**entry, "deleted": True} for key, entry in base.datasets.items()
                         if hidden("dataset", *key)}
@@ -32,13 +33,31 @@ def curate(base: Snapshot, state: CurationState, last_seen: Mapping[Deletable, d
     gone = {dataset_node_id(*key) for key in deleted_datasets} | {job_node_id(*key) for key in hidden_jobs}
     return replace(
         base,
-        namespaces=[row for row in base.namespaces if row["name"] not in hidden_namespaces],
+        namespaces=[row for row in namespaces if row["name"] not in hidden_namespaces],
         datasets={key: entry for key, entry in base.datasets.items() if key not in deleted_datasets},
         jobs={key: entry for key, entry in base.jobs.items() if key not in hidden_jobs},
         graph=without_nodes(base.graph, gone) if gone else base.graph,
         node_json={},
+        sources=None,
         curation=CuratedView(state, deleted_datasets, hidden_namespaces),
     )
+
+
+def with_put_namespaces(rows: list[dict[str, Any]], state: CurationState) -> list[dict[str, Any]]:
+    """The namespace rows with what PUT /namespaces/{ns} set (owner, description, update time), and the
+    namespaces only a PUT created, by name."""
+    if not state.namespaces:
+        return rows
+    merged = {row["name"]: row for row in rows}
+    for name, put in state.namespaces.items():
+        row = merged.get(name) or {"name": name, "createdAt": iso_z(put["createdAt"])}
+        merged[name] = {**row, "ownerName": put.get("ownerName"), "description": put.get("description"),
+                        "updatedAt": iso_z(put["updatedAt"])}
+    return [merged[name] for name in sorted(merged)]
+
+
+def iso_z(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
 def without_nodes(graph: LineageGraph, gone: set[str]) -> LineageGraph:

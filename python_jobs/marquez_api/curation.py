@@ -1,4 +1,5 @@
-"""What the web UI's writes (tags, descriptions of tags, soft deletes) change, folded from their log.
+"""What the API's writes (tags, descriptions of tags, soft deletes, namespace and source metadata)
+change, folded from their log.
 
 Each write through the Marquez-compatible API is one row of an append-only log (``CurationWrite``;
 stored by ``curation_store``). The current state is the fold of the log in ``write_seq`` order, so
@@ -13,16 +14,20 @@ Pure functions only: no Spark.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from typing import Any
 
 # Actions and the entity kinds they apply to.
 PUT_TAG = "put_tag"  # entity_kind "tag": create a tag or set its description
 ADD_TAG = "add_tag"  # on a dataset, dataset_field or job
 REMOVE_TAG = "remove_tag"
 DELETE = "delete"  # a dataset, job or namespace
-ACTIONS = (PUT_TAG, ADD_TAG, REMOVE_TAG, DELETE)
+PUT_NAMESPACE = "put_namespace"  # entity_kind "namespace": its owner and description (``attributes``)
+PUT_SOURCE = "put_source"  # entity_kind "source" (``name``): its type and connection URL (``attributes``)
+ACTIONS = (PUT_TAG, ADD_TAG, REMOVE_TAG, DELETE, PUT_NAMESPACE, PUT_SOURCE)
 TAGGABLE = ("dataset", "dataset_field", "job")
 DELETABLE = ("dataset", "job", "namespace")
 
@@ -47,6 +52,8 @@ class CurationWrite:
     actor: str
     remote_address: str | None
     written_at: datetime
+    # JSON text of what a put_namespace ({"ownerName"}) or put_source ({"type", "connectionUrl"}) sets.
+    attributes: str | None = None
 
     def __post_init__(self) -> None:
         if self.action not in ACTIONS:
@@ -65,6 +72,10 @@ class CurationState:
     tags: Mapping[str, str | None] = field(default_factory=dict)
     entity_tags: Mapping[EntityKey, frozenset[str]] = field(default_factory=dict)
     deleted_at: Mapping[Deletable, datetime] = field(default_factory=dict)
+    # Namespace name → ownerName, description, createdAt (first put), updatedAt (last put).
+    namespaces: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    # Source name → type, connectionUrl, description, createdAt, updatedAt.
+    sources: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     next_seq: int = 1
 
     def tags_of(self, kind: str, namespace: str, name: str, field_name: str = "") -> frozenset[str]:
@@ -76,9 +87,24 @@ class CurationState:
                 if key[:3] == ("dataset_field", namespace, name) and tags}
 
 
+def _put_entry(previous: Mapping[str, Any] | None, write: CurationWrite) -> dict[str, Any]:
+    """A namespace's or source's metadata after a put: the put replaces it all but its first put time."""
+    attributes = json.loads(write.attributes) if write.attributes else {}
+    created = previous["createdAt"] if previous is not None else write.written_at
+    return {**attributes, "description": write.description, "createdAt": created, "updatedAt": write.written_at}
+
+
 def apply(state: CurationState, write: CurationWrite) -> CurationState:
     """The state after one more write (a new state: readers may hold the previous one)."""
     next_seq = max(state.next_seq, write.write_seq + 1)
+    if write.action == PUT_NAMESPACE:
+        name = write.namespace or ""
+        entry = _put_entry(state.namespaces.get(name), write)
+        return replace(state, namespaces={**state.namespaces, name: entry}, next_seq=next_seq)
+    if write.action == PUT_SOURCE:
+        name = write.name or ""
+        entry = _put_entry(state.sources.get(name), write)
+        return replace(state, sources={**state.sources, name: entry}, next_seq=next_seq)
     if write.action == PUT_TAG:
         return replace(state, tags={**state.tags, str(write.tag): write.description}, next_seq=next_seq)
     if write.action in (ADD_TAG, REMOVE_TAG):
@@ -118,6 +144,9 @@ def is_hidden(state: CurationState, last_seen: Mapping[Deletable, datetime], kin
     if deleted is None:
         return False
     seen = last_seen.get((kind, namespace, name))
+    put = state.namespaces.get(namespace) if kind == "namespace" else None
+    if put is not None and put["updatedAt"] > deleted:
+        return False  # a PUT of the namespace after its delete shows it again (its datasets and jobs stay hidden)
     return seen is None or seen <= deleted
 
 

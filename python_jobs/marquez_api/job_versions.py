@@ -167,19 +167,20 @@ def dataset_jobs(histories: dict[str, JobHistory]) -> dict[DatasetRef, set[str]]
 
 
 def start_job(dataset: DatasetRef, histories: dict[str, JobHistory], candidates: Iterable[str],
-              moment: datetime | None = None) -> str | None:
+              moment: datetime | None = None, aliases: Iterable[DatasetRef] = ()) -> str | None:
     """Where Marquez's lineage from a dataset starts: the job with the newest version that wrote it,
     else the job with the newest version that read it. Any version counts, not only current ones
     (Marquez picks from every job version's inputs and outputs, outputs first, then the newest
     version); with ``moment``, only versions created by then. ``candidates``: the jobs that touched
-    the dataset (``dataset_jobs``)."""
+    the dataset (``dataset_jobs``); ``aliases``: the dataset's symlinks, which count as the dataset."""
+    names = {dataset, *aliases}
     best: tuple[int, datetime, str] | None = None
     for key in sorted(candidates):
         for entry in histories[key].versions.values():
             created = entry.created_at or _NEVER
             if moment is not None and created > moment:
                 continue
-            kind = 1 if dataset in entry.outputs else 0 if dataset in entry.inputs else -1
+            kind = 1 if names.intersection(entry.outputs) else 0 if names.intersection(entry.inputs) else -1
             if kind >= 0 and (best is None or (kind, created) > best[:2]):
                 best = (kind, created, key)
     return best[2] if best else None

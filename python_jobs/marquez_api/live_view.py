@@ -320,7 +320,13 @@ def _merged_graph(merge: _Merge, jobs: dict[DatasetKey, dict[str, Any]],
     outputs: dict[str, set[str]] = {}
     readers: dict[str, set[str]] = {}
     writers: dict[str, set[str]] = {}
-    added = {job_node_id(*key) for key in jobs} | {dataset_node_id(*key) for key in merge.folded.datasets}
+    symlinks = merge.base.symlinks
+
+    def dataset_node(namespace: str, name: str) -> str:
+        """A symlink's edges are its main dataset's (symlinks.py)."""
+        return dataset_node_id(*symlinks.get((namespace, name), (namespace, name)))
+
+    added = {job_node_id(*key) for key in jobs} | {dataset_node(*key) for key in merge.folded.datasets}
     job_uuids = {keys.job_uuid(*key): key for key in jobs}
     for job_uuid, key in job_uuids.items():
         latest = runs.rows(job_uuid, 0, 1)
@@ -328,8 +334,8 @@ def _merged_graph(merge: _Merge, jobs: dict[DatasetKey, dict[str, Any]],
             continue  # its latest run is the snapshot's: its edges are the snapshot's
         node = job_node_id(*key)
         rows = merge.io[latest[0]["uuid"]]
-        new_in = {dataset_node_id(r["namespace_name"], r["name"]) for r in rows if r["io_type"] == "input"}
-        new_out = {dataset_node_id(r["namespace_name"], r["name"]) for r in rows if r["io_type"] == "output"}
+        new_in = {dataset_node(r["namespace_name"], r["name"]) for r in rows if r["io_type"] == "input"}
+        new_out = {dataset_node(r["namespace_name"], r["name"]) for r in rows if r["io_type"] == "output"}
         for own, reverse, base_own, base_reverse, new in (
             (inputs, readers, base.inputs, base.readers, new_in),
             (outputs, writers, base.outputs, base.writers, new_out),

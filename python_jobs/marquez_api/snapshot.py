@@ -21,6 +21,7 @@ from pyspark.sql import functions as F
 from python_jobs.marquez_api.curation import CuratedView
 from python_jobs.marquez_api.graph import LineageGraph, dataset_node_id, job_node_id
 from python_jobs.marquez_api.job_versions import add_version_edges
+from python_jobs.marquez_api.symlinks import merged_aliases, symlink_targets
 from python_jobs.marquez_api.version_loading import VersionState, build_version_state, load_run_details
 from python_jobs.settings import Settings
 
@@ -124,6 +125,9 @@ class Snapshot:
     # The API's writes (tags, deletes) as this snapshot shows them: see curated.py.
     curation: CuratedView = field(default_factory=CuratedView)
     version_state: VersionState = field(default_factory=VersionState)
+    # symlink (namespace, name) → its main dataset's, from the datasets' ``symlinks`` facets (symlinks.py).
+    symlinks: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
+    symlink_aliases: dict[tuple[str, str], list[tuple[str, str]]] = field(default_factory=dict)  # main → symlinks
 
 
 def _table(spark: SparkSession, query: str) -> pa.Table:
@@ -235,6 +239,13 @@ def load_snapshot(spark: SparkSession, settings: Settings) -> Snapshot:
     # The job → dataset edges: each job's current version (its latest run's inputs and outputs), as
     # Marquez's graph, not every dataset any of its runs ever touched.
     add_version_edges(snap.graph, snap.version_state.histories.values())
+    # Only the datasets whose facets name ``symlinks`` are parsed for it.
+    linked = [entry for entry in snap.datasets.values() if '"symlinks"' in snap.dataset_facet_text[entry["uuid"]]]
+    snap.symlinks = symlink_targets(linked, lambda uuid: dataset_facets(snap, uuid),
+                                    lambda entry: entry["updatedAt"] or "")
+    for alias, main in sorted(snap.symlinks.items()):
+        snap.symlink_aliases.setdefault(main, []).append(alias)
+    snap.graph = merged_aliases(snap.graph, snap.symlinks)
 
     _load_column_lineage(spark, lineage, snap)
     snap.events = _table(spark, f"""

@@ -3,12 +3,13 @@
 A source is a name (``dataSource.name``) shared by the datasets that carry it. It first appeared with the
 earliest of them and was last updated with the latest; its connection URL is the ``uri`` the most
 recently updated of them gives (its password masked), and its type the scheme of that URI in upper case
-(``postgres://...`` is ``POSTGRES``), or ``UNKNOWN`` without one.
+(``postgres://...`` is ``POSTGRES``), or ``UNKNOWN`` without one. A source put through the API
+(PUT /api/v1/sources/{name}) takes the type, URL and description sent, and exists without datasets.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -92,3 +93,23 @@ def sources(found: Iterable[SourceSighting]) -> list[dict[str, Any]]:
             "description": None,
         })
     return answer
+
+
+def with_put_sources(found: list[dict[str, Any]], put: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """``found`` (from the facets) with the sources put through the API over them, sorted by name:
+    the put's type, URL and description win; the times span both."""
+    if not put:
+        return found
+    by_name = {source["name"]: source for source in found}
+    for name, entry in put.items():
+        seen = by_name.get(name)
+        created, updated = iso(entry["createdAt"]), iso(entry["updatedAt"])
+        by_name[name] = {
+            "type": entry.get("type") or "UNKNOWN",
+            "name": name,
+            "createdAt": min(seen["createdAt"], created) if seen and seen["createdAt"] else created,
+            "updatedAt": max(seen["updatedAt"], updated) if seen and seen["updatedAt"] else updated,
+            "connectionUrl": redacted(entry.get("connectionUrl")),
+            "description": entry.get("description"),
+        }
+    return [by_name[name] for name in sorted(by_name)]

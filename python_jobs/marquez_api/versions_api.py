@@ -32,6 +32,7 @@ from python_jobs.marquez_api.job_versions import (
 )
 from python_jobs.marquez_api.params import BadRequest, NotFound, moment, paging
 from python_jobs.marquez_api.snapshot import iso, latest_run_facets
+from python_jobs.marquez_api.symlinks import merged_aliases
 
 if TYPE_CHECKING:
     from python_jobs.marquez_api.snapshot import Snapshot
@@ -152,8 +153,11 @@ class VersionedReads:
     def _dataset_start_job(self, ref: DatasetRef, as_of: datetime | None = None) -> str | None:
         """The node id of the job Marquez's lineage from dataset ``ref`` starts at, None when no job
         read or wrote it (by ``as_of``)."""
-        state = self._snapshot.version_state
-        key = start_job(ref, state.histories, state.dataset_jobs.get(ref, set()), as_of)
+        snap = self._snapshot
+        state = snap.version_state
+        aliases = snap.symlink_aliases.get(ref, [])
+        candidates = set(state.dataset_jobs.get(ref, set())).union(*(state.dataset_jobs.get(a, set()) for a in aliases))
+        key = start_job(ref, state.histories, candidates, as_of, aliases)
         if key is None:
             return None
         history = state.histories[key]
@@ -183,6 +187,7 @@ class VersionedReads:
                 if entry["createdAt"] and moment(entry["createdAt"]) <= as_of:
                     graph.add_node(node_id(namespace, name))
         add_version_edges(graph, snap.version_state.histories.values(), as_of)
+        graph = merged_aliases(graph, snap.symlinks)
         cache = snap.version_state.graphs_as_of
         if len(cache) >= GRAPHS_KEPT:
             cache.pop(next(iter(cache)), None)

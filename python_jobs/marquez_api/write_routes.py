@@ -1,4 +1,4 @@
-"""Starlette routes of the writes Marquez's web UI makes (see writes.py), beside the read routes.
+"""Starlette routes of the writes Marquez's web UI and client make (see writes.py), beside the read routes.
 
 They are not GET, so with ``LINEAGE_API_KEY`` set the API-key middleware (serve/auth.py) lets
 them through only with the write key. Handlers read the body on the event loop, then do the write
@@ -38,15 +38,22 @@ def writer_of(request: Request) -> Writer:
     return Writer(actor(user or None, key or None), request.client.host if request.client else None)
 
 
-async def _description(request: Request) -> str | None:
+async def _json_body(request: Request) -> dict[str, Any]:
+    """A PUT's JSON object body (``{}`` when empty)."""
     body = await request.body()
     if not body.strip():
-        return None
+        return {}
     try:
         parsed = json.loads(body)
     except ValueError as exc:
-        raise BadRequest("the body must be JSON: {\"description\": ...}") from exc
-    value = parsed.get("description") if isinstance(parsed, dict) else None
+        raise BadRequest("the body must be a JSON object") from exc
+    if not isinstance(parsed, dict):
+        raise BadRequest("the body must be a JSON object")
+    return parsed
+
+
+def _description(body: dict[str, Any]) -> str | None:
+    value = body.get("description")
     if value is not None and not isinstance(value, str):
         raise BadRequest("description must be a string")
     return value
@@ -55,11 +62,11 @@ async def _description(request: Request) -> str | None:
 def write_routes(api: MarquezReadApi) -> list[BaseRoute]:
     writes = MarquezWrites(api)
 
-    def route(path: str, method: str, answer: Callable[[Request, Writer, dict[str, str]], Any]) -> BaseRoute:
+    def route(path: str, method: str, answer: Callable[[Request, Writer, dict[str, Any]], Any]) -> BaseRoute:
         async def handle(request: Request) -> Response:
             try:
-                extra = {"description": await _description(request)} if method == "PUT" else {}
-                params = {**request.path_params, **extra}
+                sent = await _json_body(request) if method == "PUT" else {}
+                params = {**request.path_params, "body": sent, "description": _description(sent)}
                 body = await run_in_threadpool(answer, request, writer_of(request), params)
             except NotFound as exc:
                 return error(404, str(exc))
@@ -85,4 +92,6 @@ def write_routes(api: MarquezReadApi) -> list[BaseRoute]:
         route(dataset, "DELETE", lambda r, w, p: writes.delete_dataset(w, p["namespace"], p["dataset"])),
         route(job, "DELETE", lambda r, w, p: writes.delete_job(w, p["namespace"], p["job"])),
         route("/namespaces/{namespace}", "DELETE", lambda r, w, p: writes.delete_namespace(w, p["namespace"])),
+        route("/namespaces/{namespace}", "PUT", lambda r, w, p: writes.put_namespace(w, p["namespace"], p["body"])),
+        route("/sources/{source}", "PUT", lambda r, w, p: writes.put_source(w, p["source"], p["body"])),
     ]

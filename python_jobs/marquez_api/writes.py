@@ -13,13 +13,24 @@ name is fully qualified, so its dbt runs and these appends do not meet.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from python_jobs.marquez_api.api import MarquezReadApi, NotFound
-from python_jobs.marquez_api.curation import ADD_TAG, DELETE, PUT_TAG, REMOVE_TAG, CurationWrite, apply
+from python_jobs.marquez_api.api import BadRequest, MarquezReadApi, NotFound
+from python_jobs.marquez_api.curation import (
+    ADD_TAG,
+    DELETE,
+    PUT_NAMESPACE,
+    PUT_SOURCE,
+    PUT_TAG,
+    REMOVE_TAG,
+    CurationWrite,
+    apply,
+)
 from python_jobs.marquez_api.curation_store import append_write
+from python_jobs.marquez_api.sources import redacted
 
 
 @dataclass(frozen=True)
@@ -35,13 +46,15 @@ class MarquezWrites:
         self.api = api
 
     def _write(self, writer: Writer, action: str, kind: str, namespace: str | None = None, name: str | None = None,
-               field: str | None = None, tag: str | None = None, description: str | None = None) -> None:
+               field: str | None = None, tag: str | None = None, description: str | None = None,
+               attributes: dict[str, Any] | None = None) -> None:
         with self.api.curation_lock:
             state = self.api.snapshot.curation.state
             write = CurationWrite(
                 write_seq=state.next_seq, action=action, entity_kind=kind, namespace=namespace, name=name,
                 field=field, tag=tag, description=description, actor=writer.actor,
                 remote_address=writer.remote_address, written_at=datetime.now(UTC),
+                attributes=json.dumps(attributes, sort_keys=True) if attributes is not None else None,
             )
             with self.api.spark_lock:
                 append_write(self.api.spark, self.api.settings, write)
@@ -96,3 +109,38 @@ class MarquezWrites:
         body = self.api.get_namespace(namespace)
         self._write(writer, DELETE, "namespace", namespace)
         return body
+
+    # -- namespaces and sources ------------------------------------------------------------------
+
+    def put_namespace(self, writer: Writer, namespace: str, body: dict[str, Any]) -> dict[str, Any]:
+        """PUT /api/v1/namespaces/{ns} (``{"ownerName", "description"}``): creates the namespace or sets its
+        owner and description, as Marquez; a deleted namespace shows again. Answers the namespace."""
+        owner = _required_text(body, "ownerName")
+        self._write(writer, PUT_NAMESPACE, "namespace", namespace, description=_optional_text(body, "description"),
+                    attributes={"ownerName": owner})
+        return self.api.get_namespace(namespace)
+
+    def put_source(self, writer: Writer, source: str, body: dict[str, Any]) -> dict[str, Any]:
+        """PUT /api/v1/sources/{name} (``{"type", "connectionUrl", "description"}``). The URL is stored with
+        its password masked (the API never answers it), so the log holds no credential."""
+        source_type = _required_text(body, "type").upper()
+        url = _required_text(body, "connectionUrl")
+        if "://" not in url and not url.startswith(("jdbc:", "file:")):
+            raise BadRequest(f"connectionUrl must be a URI: {url!r}")
+        self._write(writer, PUT_SOURCE, "source", name=source, description=_optional_text(body, "description"),
+                    attributes={"type": source_type, "connectionUrl": redacted(url)})
+        return self.api.get_source(source)
+
+
+def _required_text(body: dict[str, Any], key: str) -> str:
+    value = body.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise BadRequest(f"{key} must be a non-empty string")
+    return value
+
+
+def _optional_text(body: dict[str, Any], key: str) -> str | None:
+    value = body.get(key)
+    if value is not None and not isinstance(value, str):
+        raise BadRequest(f"{key} must be a string")
+    return value

@@ -10,6 +10,7 @@ The server is the app `python -m python_jobs serve --read-api` runs: the collect
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
@@ -19,6 +20,7 @@ import pytest
 from lineage_events import run_event  # tests/python is on sys.path
 from marquez_client import MarquezClient
 from marquez_client.errors import APIError
+from marquez_client.models import DatasetId, DatasetType, JobType
 from marquez_corpus import SEED_START, SPARK_RUN_ID, prepare_corpus  # tests/python is on sys.path
 from openlineage.client.transport.http import HttpConfig, HttpTransport
 from starlette.applications import Starlette
@@ -31,6 +33,7 @@ from python_jobs.marquez_api import MarquezReadApi, read_routes
 from python_jobs.marquez_api.api import job_type, tag_names
 from python_jobs.marquez_api.graph import render_text
 from python_jobs.marquez_api.job_versions import job_version_id
+from python_jobs.marquez_api.legacy_routes import legacy_write_routes
 from python_jobs.marquez_api.server import serve_app_in_thread
 from python_jobs.marquez_api.snapshot import RUN_ORDER, slices_by
 from python_jobs.marquez_api.sources import redacted, source_type
@@ -72,7 +75,8 @@ def landing(tmp_path_factory) -> LandingLayout:
 @pytest.fixture(scope="module")
 def app(api, landing) -> Starlette:
     """What ``serve --read-api`` runs: the collector, its accepted events laid over the read API."""
-    return create_app(CollectorConfig(landing), extra_routes=read_routes(api), on_accepted=api.live.accept)
+    return create_app(CollectorConfig(landing), extra_routes=read_routes(api) + legacy_write_routes(api),
+                      on_accepted=api.live.accept)
 
 
 @pytest.fixture(scope="module")
@@ -505,6 +509,7 @@ VERSIONS_NS = "versions.test"
 VERSIONS_DB = "versions.db"
 MIX_RUNS = ("0000000a-0000-4000-8000-000000000001", "0000000a-0000-4000-8000-000000000002")
 REPORT_RUN = "0000000a-0000-4000-8000-000000000003"
+SYMLINK_RUNS = ("0000000a-0000-4000-8000-000000000004", "0000000a-0000-4000-8000-000000000005")
 MIX_LOCATION = "https://git.example.com/pipelines/mix.py"
 BEFORE_CHANGE, AFTER_CHANGE = "2026-02-01T12:00:00Z", "2026-02-02T12:00:00Z"
 FACET = {"_producer": "https://example.com/tests", "_schemaURL": "https://openlineage.io/spec/facets/1-0-0/x.json"}
@@ -529,13 +534,33 @@ def _versioned_run(run_id: str, job: str, start: str, inputs: list[str], outputs
             for kind, minute in (("START", "00"), ("COMPLETE", "10"))]
 
 
+HDFS, HIVE = "hdfs://namenode:8020", "hive://metastore:9083"
+TABLE_FILES, TABLE = "/warehouse/sales.db/orders", "sales.orders"
+
+
+def _symlinked_runs() -> list[dict]:
+    """``spark_write_orders`` writes the table's files, with the table as their symlink; then
+    ``hive_report`` reads the table by its name."""
+    written = {"namespace": HDFS, "name": TABLE_FILES, "facets": {"symlinks": {**FACET, "identifiers": [
+        {"namespace": HIVE, "name": TABLE, "type": "TABLE"}]}}}
+    return [
+        run_event(eventType="COMPLETE", eventTime="2026-02-03T01:00:00Z", run={"runId": SYMLINK_RUNS[0]},
+                  job={"namespace": VERSIONS_NS, "name": "spark_write_orders"}, inputs=[], outputs=[written]),
+        run_event(eventType="COMPLETE", eventTime="2026-02-03T02:00:00Z", run={"runId": SYMLINK_RUNS[1]},
+                  job={"namespace": VERSIONS_NS, "name": "hive_report"},
+                  inputs=[{"namespace": HIVE, "name": TABLE}], outputs=[]),
+    ]
+
+
 @pytest.fixture(scope="module")
 def versioned(warehouse, spark, api, tmp_path_factory) -> MarquezReadApi:
     """Job ``mix`` read ``a`` on Feb 1st and ``b`` on Feb 2nd (writing ``out`` both times); ``report``
-    read ``out`` on Feb 1st."""
+    read ``out`` on Feb 1st. And a Spark job writing a table's files, named by a symlink that another
+    job reads (test_symlinks_join_the_table_and_its_files)."""
     events = (_versioned_run(MIX_RUNS[0], "mix", "2026-02-01T00", ["a"], ["out"])
               + _versioned_run(REPORT_RUN, "report", "2026-02-01T06", ["out"], ["report"])
-              + _versioned_run(MIX_RUNS[1], "mix", "2026-02-02T00", ["b"], ["out"]))
+              + _versioned_run(MIX_RUNS[1], "mix", "2026-02-02T00", ["b"], ["out"])
+              + _symlinked_runs())
     folder = tmp_path_factory.mktemp("versioned-events")
     (folder / "versioned.json").write_text(json.dumps(events))
     report = ingest_lineage(spark, warehouse, [folder])
@@ -638,6 +663,20 @@ def test_lineage_as_of_a_moment(versioned, base_url):
     assert too_early.status_code == 404
 
 
+def test_symlinks_join_the_table_and_its_files(versioned, base_url, client):
+    """The reader names the table, the writer its files: one graph, whichever name it starts from."""
+    files, table = f"dataset:{HDFS}:{TABLE_FILES}", f"dataset:{HIVE}:{TABLE}"
+    writer, reader = f"job:{VERSIONS_NS}:spark_write_orders", f"job:{VERSIONS_NS}:hive_report"
+    from_reader = _graph(base_url, reader)
+    assert set(from_reader) == {writer, files, reader} and table not in from_reader
+    assert [e["origin"] for e in from_reader[reader]["inEdges"]] == [files]
+    assert [e["destination"] for e in from_reader[files]["outEdges"]] == [reader]
+    assert set(_graph(base_url, table)) == set(_graph(base_url, files)) == set(from_reader)
+    # The reader's events name the table, so it keeps its own entry; the job lists it by that name.
+    assert client.get_dataset(HIVE, TABLE)["id"] == {"namespace": HIVE, "name": TABLE}
+    assert client.get_job(VERSIONS_NS, "hive_report")["inputs"] == [{"namespace": HIVE, "name": TABLE}]
+
+
 def test_lineage_page_as_of(versioned, base_url):
     page = httpx.get(base_url + "/", params={"nodeId": f"job:{VERSIONS_NS}:mix", "asOf": BEFORE_CHANGE})
     assert page.status_code == 200 and 'id="as-of"' in page.text
@@ -645,3 +684,77 @@ def test_lineage_page_as_of(versioned, base_url):
     assert f"dataset:{VERSIONS_DB}:a" in page.text and f"dataset:{VERSIONS_DB}:b" not in page.text
     refused = httpx.get(base_url + "/", params={"asOf": "not a time"})
     assert refused.status_code == 400
+
+
+# -- every marquez_client method ---------------------------------------------------------------
+# Last, as the versions tests: its writes add a namespace, a source and events to the shared warehouse.
+
+CLIENT_NS = "client.calls"
+
+
+def _names(rows: list[dict]) -> set[str]:
+    return {row["name"] for row in rows}
+
+
+def test_every_marquez_client_method(client, api):
+    """Each method marquez-python has, as its users call it: the writes answer at once (the legacy
+    writes through the live overlay) and the reads see them."""
+    methods = {name for name in dir(MarquezClient) if not name.startswith("_")}
+    called: set[str] = set()
+
+    def call(name: str, *args, **kwargs):
+        called.add(name)
+        return getattr(client, name)(*args, **kwargs)
+
+    namespace = call("create_namespace", CLIENT_NS, "data-team", "made by marquez_client")
+    assert (namespace["name"], namespace["ownerName"], namespace["description"]) == (
+        CLIENT_NS, "data-team", "made by marquez_client")
+    assert call("get_namespace", CLIENT_NS) == namespace
+    assert CLIENT_NS in _names(call("list_namespaces", limit=1000)["namespaces"])
+    kitchen = call("create_namespace", KITCHEN, "grandma")  # an existing namespace keeps its creation time
+    assert kitchen["ownerName"] == "grandma" and kitchen["createdAt"] < kitchen["updatedAt"]
+
+    source = call("create_source", "client_pg", "postgresql", "postgresql://etl:hunter2@db:5432/wh", "the warehouse")
+    assert (source["type"], source["connectionUrl"], source["description"]) == (
+        "POSTGRESQL", "postgresql://etl:****@db:5432/wh", "the warehouse")
+    assert call("get_source", "client_pg") == source
+    assert "client_pg" in _names(call("list_sources")["sources"])
+
+    orders, loaded = DatasetId(FOOD, "public.orders"), DatasetId(CLIENT_NS, "loaded")
+    job = call("create_job", CLIENT_NS, "load", JobType.BATCH, location="https://git.example.com/load.py",
+               inputs=[orders], outputs=[loaded], description="loads the orders")
+    assert job["id"] == {"namespace": CLIENT_NS, "name": "load"} and job["type"] == "BATCH"
+    run = call("create_job_run", CLIENT_NS, "load", nominal_start_time="2026-03-01T00:00:00Z",
+               run_args={"full": "true"})
+    assert run["state"] == "NEW" and run["nominalStartTime"] == "2026-03-01T00:00:00Z"
+    assert call("mark_job_run_as_started", run["id"])["state"] == "RUNNING"
+    dataset = call("create_dataset", CLIENT_NS, "loaded", DatasetType.DB_TABLE, "loaded", "client_pg",
+                   description="the loaded orders", run_id=run["id"],
+                   fields=[{"name": "order_id", "type": "INTEGER"}])
+    assert dataset["id"] == {"namespace": loaded.namespace, "name": loaded.name}
+    assert call("mark_job_run_as_completed", run["id"])["state"] == "COMPLETED"
+    for name, state in (("mark_job_run_as_failed", "FAILED"), ("mark_job_run_as_aborted", "ABORTED")):
+        other = call("create_job_run", CLIENT_NS, "load", run_id=str(uuid.uuid5(uuid.NAMESPACE_URL, name)))
+        assert call(name, other["id"])["state"] == state
+
+    assert call("get_job", CLIENT_NS, "load")["latestRun"]["id"] in {r["id"] for r in call(
+        "list_job_runs", CLIENT_NS, "load")["runs"]}
+    assert "load" in _names(call("list_jobs", CLIENT_NS)["jobs"])
+    assert call("get_job_run", run["id"])["outputDatasetVersions"][0]["datasetVersionId"]["name"] == "loaded"
+    assert call("get_dataset", CLIENT_NS, "loaded")["id"]["name"] == "loaded"
+    assert "loaded" in _names(call("list_datasets", CLIENT_NS)["datasets"])
+    [version] = call("list_dataset_versions", CLIENT_NS, "loaded")["versions"]
+    assert call("get_dataset_version", CLIENT_NS, "loaded", version["version"])["createdByRun"]["id"] == run["id"]
+
+    assert call("create_tag", "client-made", "a tag from the client") == {
+        "name": "client-made", "description": "a tag from the client"}
+    assert "client-made" in call("tag_dataset", FOOD, "public.orders", "client-made")["tags"]
+    tagged = call("tag_dataset_field", FOOD, "public.orders", "id", "client-made")
+    assert {f["name"]: f["tags"] for f in tagged["fields"]}["id"] == ["CLIENT-MADE"]
+    assert {"name": "client-made", "description": "a tag from the client"} in call("list_tags")["tags"]
+
+    assert call("list_events")["events"] and call("list_events", FOOD)["events"]
+    assert call("get_column_lineage_by_dataset", FOOD, "public.orders_7_days")["graph"]
+    assert call("get_column_lineage_by_dataset_field", FOOD, "public.orders_7_days", "order_id")["graph"]
+    assert call("get_column_lineage_by_job", FOOD, "etl_orders_7_days")["graph"]
+    assert called == methods

@@ -11,10 +11,12 @@ from lineage_events import run_event  # tests/python is on sys.path
 
 from python_jobs import keys
 from python_jobs.marquez_api.graph import LineageGraph, dataset_node_id, job_node_id
+from python_jobs.marquez_api.job_versions import job_version_id
 from python_jobs.marquez_api.live import LiveOverlay
 from python_jobs.marquez_api.live_events import event_time, parse_pending
 from python_jobs.marquez_api.live_view import LayeredSlices, run_order_key
 from python_jobs.marquez_api.snapshot import RUN_ORDER, Snapshot, iso, runs_of, slices_by
+from python_jobs.marquez_api.version_loading import build_version_state
 
 OLD_RUN = "00000000-0000-4000-8000-00000000000a"
 NEW_RUN = "00000000-0000-4000-8000-00000000000b"
@@ -205,3 +207,30 @@ def test_layered_runs_page_like_one_sorted_list():
             assert [r["uuid"] for r in layered.rows(job, offset, limit)] == everything[offset:offset + limit]
     assert layered.row(layered.positions["r3"])["started_at"] == _at(3, 30)
     assert layered.rows("other") == []
+
+
+def test_a_pending_run_gets_its_job_version_and_nominal_times():
+    """The pending run's definition (inputs, outputs, sourceCodeLocation) is its job's current version
+    at once, with the version id the build gives it; the snapshot's runs keep theirs."""
+    base = base_snapshot()
+    job_uuid = keys.job_uuid(*JOB)
+    base.version_state = build_version_state(
+        {job_uuid: JOB}, {job_uuid: base.runs.rows(job_uuid)},
+        {OLD_RUN: [("input", ("db", "a")), ("output", ("db", "b"))]}, {}, {})
+    facet = {"_producer": "https://example.com/tests", "_schemaURL": "https://example.com/facet.json"}
+    live = LiveOverlay(base)
+    live.accept(body(
+        eventType="START", eventTime="2026-01-01T04:00:00Z",
+        run={"runId": NEW_RUN, "facets": {"nominalTime": {**facet, "nominalStartTime": "2026-01-01T04:00:00Z"}}},
+        job={"namespace": NS, "name": "job", "facets": {
+            "sourceCodeLocation": {**facet, "type": "git", "url": "https://git.example.com/job.py"}}},
+        inputs=[{"namespace": "db", "name": "a"}], outputs=[]))
+    state = live.view().version_state
+    current = state.histories[job_uuid].current
+    assert current is not None and current.run_uuid == NEW_RUN
+    assert current.version == job_version_id(NS, "job", [("db", "a")], [], "https://git.example.com/job.py")
+    assert state.run_definitions[OLD_RUN].version == job_version_id(NS, "job", [("db", "a")], [("db", "b")], None)
+    assert len(state.histories[job_uuid].versions) == 2
+    assert state.nominal_times[NEW_RUN] == ("2026-01-01T04:00:00Z", None)
+    assert job_uuid in state.dataset_jobs[("db", "a")]
+    assert base.version_state.histories[job_uuid].current.run_uuid == OLD_RUN  # the snapshot is not changed

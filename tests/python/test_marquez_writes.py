@@ -23,10 +23,12 @@ from python_jobs.dbt import run_dbt
 from python_jobs.ingest.lineage import ingest_lineage
 from python_jobs.landing import LandingLayout
 from python_jobs.marquez_api import MarquezReadApi, read_routes
-from python_jobs.marquez_api.curated import without_nodes
+from python_jobs.marquez_api.curated import with_put_namespaces, without_nodes
 from python_jobs.marquez_api.curation import (
     ADD_TAG,
     DELETE,
+    PUT_NAMESPACE,
+    PUT_SOURCE,
     PUT_TAG,
     REMOVE_TAG,
     CurationWrite,
@@ -37,6 +39,7 @@ from python_jobs.marquez_api.curation import (
 from python_jobs.marquez_api.curation_store import writes_table
 from python_jobs.marquez_api.graph import LineageGraph
 from python_jobs.marquez_api.server import serve_app_in_thread
+from python_jobs.marquez_api.sources import with_put_sources
 from python_jobs.serve.app import CollectorConfig, create_app
 from python_jobs.settings import LAYERS
 from python_jobs.spark import ensure_schemas
@@ -52,9 +55,9 @@ T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 def write(seq: int, action: str, kind: str, namespace: str | None = None, name: str | None = None,
           field: str | None = None, tag: str | None = None, description: str | None = None,
-          at: datetime = T0) -> CurationWrite:
+          at: datetime = T0, attributes: str | None = None) -> CurationWrite:
     return CurationWrite(seq, action, kind, namespace, name, field, tag, description, "tester", "127.0.0.1",
-                         at + timedelta(minutes=seq))
+                         at + timedelta(minutes=seq), attributes)
 
 
 # -- the fold, alone ---------------------------------------------------------------------------
@@ -95,6 +98,35 @@ def test_deletes_hide_until_a_later_event_names_the_entity():
     # Deleted again after the event: hidden again.
     again = fold([write(9, DELETE, "dataset", "other", "y", at=later)], state)
     assert is_hidden(again, seen, "dataset", "other", "y")
+
+
+def test_namespace_and_source_puts_keep_their_first_time_and_last_values():
+    owner = json.dumps({"ownerName": "team-a"})
+    state = fold([
+        write(1, PUT_NAMESPACE, "namespace", "ns", description="first", attributes=owner),
+        write(2, DELETE, "namespace", "other"),
+        write(3, PUT_NAMESPACE, "namespace", "ns", attributes=json.dumps({"ownerName": "team-b"})),
+        write(4, PUT_SOURCE, "source", name="pg", description="db",
+              attributes=json.dumps({"type": "POSTGRESQL", "connectionUrl": "postgresql://u:****@h/db"})),
+        write(5, PUT_NAMESPACE, "namespace", "other", attributes=owner),
+    ])
+    assert state.namespaces["ns"] == {"ownerName": "team-b", "description": None,
+                                      "createdAt": T0 + timedelta(minutes=1), "updatedAt": T0 + timedelta(minutes=3)}
+    assert state.sources["pg"]["type"] == "POSTGRESQL" and state.sources["pg"]["description"] == "db"
+    # A put after the delete shows the namespace again; its datasets and jobs stay hidden.
+    assert not is_hidden(state, {}, "namespace", "other") and is_hidden(state, {}, "dataset", "other", "d")
+    rows = with_put_namespaces([{"name": "ns", "createdAt": "2025-01-01T00:00:00Z"}], state)
+    assert rows == [
+        {"name": "ns", "createdAt": "2025-01-01T00:00:00Z", "ownerName": "team-b", "description": None,
+         "updatedAt": "2026-01-01T00:03:00Z"},
+        {"name": "other", "createdAt": "2026-01-01T00:05:00Z", "ownerName": "team-a", "description": None,
+         "updatedAt": "2026-01-01T00:05:00Z"},
+    ]
+    facet_source = {"type": "POSTGRES", "name": "pg", "createdAt": "2025-06-01T00:00:00Z",
+                    "updatedAt": "2027-01-01T00:00:00Z", "connectionUrl": "postgres://old", "description": None}
+    assert with_put_sources([facet_source], state.sources) == [{
+        "type": "POSTGRESQL", "name": "pg", "createdAt": "2025-06-01T00:00:00Z", "updatedAt": "2027-01-01T00:00:00Z",
+        "connectionUrl": "postgresql://u:****@h/db", "description": "db"}]
 
 
 def test_actor_never_holds_the_key():
@@ -160,7 +192,8 @@ def names(listed: list[dict]) -> set[str]:
 def test_writes_need_the_key(base_url, api):
     before = api.snapshot.curation.state
     for method, path in (("PUT", "/tags/pii"), ("POST", f"/namespaces/{FOOD}/datasets/public.orders/tags/pii"),
-                         ("DELETE", f"/namespaces/{KITCHEN}/jobs/gather_apples")):
+                         ("DELETE", f"/namespaces/{KITCHEN}/jobs/gather_apples"), ("PUT", f"/namespaces/{FOOD}"),
+                         ("PUT", "/sources/food_delivery_db")):
         refused = httpx.request(method, f"{base_url}/api/v1{path}", json={"description": "x"})
         assert refused.status_code == 401 and refused.json()["code"] == 401
         wrong = httpx.request(method, f"{base_url}/api/v1{path}", headers={"Authorization": "Bearer nope"})
@@ -260,12 +293,26 @@ def assert_deletes_shown(client: MarquezClient, http: httpx.Client) -> None:
     assert client.get_namespace("laurents-orchard")["isHidden"] is True
 
 
+def test_namespace_and_source_puts_check_their_bodies(http):
+    for path, sent, message in (
+        (f"/namespaces/{FOOD}", {"description": "no owner"}, "ownerName must be a non-empty string"),
+        ("/sources/pg", {"type": "POSTGRESQL"}, "connectionUrl must be a non-empty string"),
+        ("/sources/pg", {"type": "POSTGRESQL", "connectionUrl": "not a uri"}, "connectionUrl must be a URI"),
+        ("/sources/pg", ["a list"], "the body must be a JSON object"),
+    ):
+        refused = http.put(path, json=sent)
+        assert refused.status_code == 400 and message in refused.json()["message"], refused.text
+    owned = http.put(f"/namespaces/{FOOD}", json={"ownerName": "delivery-team", "description": "food"}).json()
+    assert (owned["ownerName"], owned["description"]) == ("delivery-team", "food")
+
+
 def test_writes_survive_a_rebuild(api, warehouse, client, http):
     run_dbt(warehouse, BUILD)
     api.refresh()
     assert client.get_dataset(FOOD, "public.delivery_7_days")["tags"] == ["pii"]
     assert {"name": "pii", "description": "personal data"} in client.list_tags()["tags"]
     assert {"name": "nightly", "description": "runs at night"} in client.list_tags()["tags"]
+    assert client.get_namespace(FOOD)["ownerName"] == "delivery-team"
     assert_deletes_shown(client, http)
 
 
