@@ -187,7 +187,7 @@ def load_snapshot(spark: SparkSession, settings: Settings) -> Snapshot:
     }
     current = _current_versions(versions)
 
-    dataset_facets = {r.dataset_uuid: r.facets for r in spark.sql(
+    facet_texts = {r.dataset_uuid: r.facets for r in spark.sql(
         f"select dataset_uuid, facets from {lineage}.current_dataset_facets").collect()}
     for row in spark.sql(f"select uuid, namespace_name, name, created_at from {lineage}.datasets").collect():
         latest = current.get(row.uuid, {})
@@ -197,7 +197,7 @@ def load_snapshot(spark: SparkSession, settings: Settings) -> Snapshot:
             "currentVersion": latest.get("version"), "schemaVersion": latest.get("dataset_schema_version_uuid"),
             "lastModifiedAt": iso(latest.get("last_modified_at")),
         }
-        snap.dataset_facet_text[row.uuid] = dataset_facets.get(row.uuid) or ""
+        snap.dataset_facet_text[row.uuid] = facet_texts.get(row.uuid) or ""
         snap.graph.add_node(dataset_node_id(row.namespace_name, row.name))
 
     runs = _table(spark, f"""
