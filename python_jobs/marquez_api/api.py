@@ -558,7 +558,9 @@ class MarquezReadApi(VersionedReads):
             return self.get_dataset(ref.namespace, ref.name)
         return self.get_job(ref.namespace, ref.name)
 
-    def _start_node(self, node_id: str) -> str:
+    def _start_node(self, node_id: str, graph: LineageGraph | None = None, when: str = "") -> str:
+        """The graph node a lineage call from ``node_id`` starts at (a symlink's main dataset); 400 for a
+        field or a malformed id, 404 for a node not in ``graph`` (the current one, or ``when`` says which)."""
         try:
             ref = parse_node_id(node_id, self._namespaces())
         except ValueError as error:
@@ -566,12 +568,11 @@ class MarquezReadApi(VersionedReads):
         if ref.kind == "datasetField":
             raise BadRequest(f"Invalid nodeId '{node_id}': the lineage graph has dataset and job nodes")
         main = self._snapshot.symlinks.get((ref.namespace, ref.name)) if ref.kind == "dataset" else None
-        if main is not None:  # a symlink's graph is its main dataset's
-            return dataset_node_id(*main)
-        if ref.node_id not in self.graph.nodes:
+        node = dataset_node_id(*main) if main is not None else ref.node_id  # a symlink's graph is its main's
+        if node not in (graph or self.graph).nodes:
             kind = "Dataset" if ref.kind == "dataset" else "Job"
-            raise NotFound(f"{kind} '{ref.name}' not found in namespace '{ref.namespace}'.")
-        return ref.node_id
+            raise NotFound(f"{kind} '{ref.name}' not found in namespace '{ref.namespace}'{when}.")
+        return node
 
     def _lineage_nodes(self, node_id: str | None, depth: int | None, direction: Direction) -> set[str]:
         depth = DEFAULT_DEPTH if depth is None else depth

@@ -68,6 +68,7 @@ class VersionedReads:
         def _job_entry(self, namespace: str, name: str) -> dict[str, Any]: ...
         def _dataset_entry(self, namespace: str, name: str) -> dict[str, Any]: ...
         def _namespaces(self) -> list[str]: ...
+        def _start_node(self, node_id: str, graph: LineageGraph | None = None, when: str = "") -> str: ...
 
     # -- job versions --------------------------------------------------------------------------
 
@@ -205,16 +206,8 @@ class VersionedReads:
         if node_id is None:
             nodes = set(graph.nodes)
         else:
-            try:
-                ref = parse_node_id(node_id, self._namespaces())
-            except ValueError as error:
-                raise BadRequest(str(error)) from error
-            if ref.kind == "datasetField":
-                raise BadRequest(f"Invalid nodeId '{node_id}': the lineage graph has dataset and job nodes")
-            if ref.node_id not in graph.nodes:
-                kind = "Dataset" if ref.kind == "dataset" else "Job"
-                raise NotFound(f"{kind} '{ref.name}' not found in namespace '{ref.namespace}' as of {as_of_text}.")
-            nodes = self._walk(graph, ref.node_id, depth, direction, as_of)
+            start = self._start_node(node_id, graph, f" as of {as_of_text}")
+            nodes = self._walk(graph, start, depth, direction, as_of)
         return lineage_response(graph, nodes, lambda node: self.node_data_as_of(node, as_of))
 
     def node_data_as_of(self, node: str, as_of: datetime) -> dict[str, Any]:

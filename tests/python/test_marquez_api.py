@@ -21,7 +21,13 @@ from lineage_events import run_event  # tests/python is on sys.path
 from marquez_client import MarquezClient
 from marquez_client.errors import APIError
 from marquez_client.models import DatasetId, DatasetType, JobType
-from marquez_corpus import SEED_START, SPARK_RUN_ID, prepare_corpus  # tests/python is on sys.path
+from marquez_corpus import (  # tests/python is on sys.path
+    API_BUILD,
+    SEED_START,
+    SPARK_RUN_ID,
+    corpus_warehouse,
+    prepare_corpus,
+)
 from openlineage.client.transport.http import HttpConfig, HttpTransport
 from starlette.applications import Starlette
 
@@ -40,26 +46,15 @@ from python_jobs.marquez_api.sources import redacted, source_type
 from python_jobs.marquez_api.stats import intervals
 from python_jobs.serve.app import CollectorConfig, create_app
 from python_jobs.serve.build_loop import run_round
-from python_jobs.settings import LAYERS
-from python_jobs.spark import ensure_schemas
 
-BUILD = ["build", "--select", "stg_lineage_events+", "facet_classification",
-         "--exclude", "dataset_schema_events", "dataset_lineage_graph", "--exclude-resource-type", "test"]
 KITCHEN = "grandmas.kitchen"
 FOOD = "food_delivery"
 
 
 @pytest.fixture(scope="module")
 def warehouse(settings, spark, shared_corpus, tmp_path_factory):
-    scoped = settings.with_prefix("t_marquez_api_")
-    for layer in LAYERS:
-        spark.sql(f"drop database if exists {scoped.schema(layer)} cascade")
-    ensure_schemas(spark, scoped, LAYERS)
     events = prepare_corpus(shared_corpus, tmp_path_factory.mktemp("marquez-corpus"))
-    report = ingest_lineage(spark, scoped, [events])
-    assert report.rejected == 0 and report.accepted == report.read == 37
-    run_dbt(scoped, BUILD)
-    return scoped
+    return corpus_warehouse(spark, settings, "t_marquez_api_", [events], 37)
 
 
 @pytest.fixture(scope="module")
@@ -439,7 +434,7 @@ def test_an_accepted_event_reads_at_once_and_the_same_after_the_build(
     # One build round as serve runs it: mark, seal, ingest + build, refresh.
     api.live.begin_round()
     app.state.collector.seal_now()
-    report = run_round(spark, warehouse, landing, dbt_command=BUILD)
+    report = run_round(spark, warehouse, landing, dbt_command=API_BUILD)
     assert report.built and report.ingest.accepted >= 2
     assert _fresh_answers(client, base_url) == before  # the overlay still answers during the round
     api.refresh(absorbed=report.ok)
@@ -565,7 +560,7 @@ def versioned(warehouse, spark, api, tmp_path_factory) -> MarquezReadApi:
     (folder / "versioned.json").write_text(json.dumps(events))
     report = ingest_lineage(spark, warehouse, [folder])
     assert report.rejected == 0 and report.accepted == len(events)
-    run_dbt(warehouse, BUILD)
+    run_dbt(warehouse, API_BUILD)
     api.refresh()
     return api
 
@@ -672,6 +667,9 @@ def test_symlinks_join_the_table_and_its_files(versioned, base_url, client):
     assert [e["origin"] for e in from_reader[reader]["inEdges"]] == [files]
     assert [e["destination"] for e in from_reader[files]["outEdges"]] == [reader]
     assert set(_graph(base_url, table)) == set(_graph(base_url, files)) == set(from_reader)
+    assert set(_graph(base_url, table, asOf="2026-02-03T03:00:00Z")) == set(from_reader)  # asOf resolves it too
+    too_early = httpx.get(f"{base_url}/api/v1/lineage", params={"nodeId": table, "asOf": BEFORE_CHANGE})
+    assert too_early.status_code == 404 and "as of" in too_early.json()["message"]
     # The reader's events name the table, so it keeps its own entry; the job's inputs, from the graph, name
     # the main dataset.
     assert client.get_dataset(HIVE, TABLE)["id"] == {"namespace": HIVE, "name": TABLE}

@@ -21,24 +21,19 @@ from typing import Any
 import httpx
 import pytest
 from browser import DevTools  # tests/python is on sys.path
-from marquez_corpus import prepare_corpus  # tests/python is on sys.path
+from marquez_corpus import corpus_warehouse, prepare_corpus  # tests/python is on sys.path
 
 from python_jobs.cli import main
-from python_jobs.dbt import run_dbt
-from python_jobs.ingest.lineage import ingest_lineage
 from python_jobs.landing import LandingLayout
 from python_jobs.marquez_api import MarquezReadApi, read_routes
 from python_jobs.marquez_api.server import serve_app_in_thread
 from python_jobs.marquez_api.web_ui import PAGE_PATH_BESIDE_UI, WEB_UI_ENV, check_web_ui, web_ui_dir, web_ui_routes
 from python_jobs.serve.app import CollectorConfig, create_app
-from python_jobs.settings import LAYERS, PROJECT_DIR
-from python_jobs.spark import ensure_schemas
+from python_jobs.settings import PROJECT_DIR
 
 WEB_UI = PROJECT_DIR.parent / "shared" / "marquez-web" / "dist"
 SCREENSHOT = PROJECT_DIR / "target" / "marquez_web_ui_job_panel.png"
 WINDOW = (1400, 900)
-BUILD = ["build", "--select", "stg_lineage_events+", "facet_classification",
-         "--exclude", "dataset_schema_events", "dataset_lineage_graph", "--exclude-resource-type", "test"]
 FOOD = "food_delivery"
 STREAM_JOB = "orders_stream"
 PRODUCER = "https://github.com/example/lineage-warehouse/tests"
@@ -87,17 +82,11 @@ def web_ui() -> Path:
 
 @pytest.fixture(scope="module")
 def warehouse(web_ui, settings, spark, shared_corpus, tmp_path_factory):
-    scoped = settings.with_prefix("t_marquez_web_ui_")
-    for layer in LAYERS:
-        spark.sql(f"drop database if exists {scoped.schema(layer)} cascade")
-    ensure_schemas(spark, scoped, LAYERS)
     folder = tmp_path_factory.mktemp("marquez-web-ui")
     ours = folder / "streaming.ndjson"
     ours.write_text(json.dumps(streaming_event(today_for_a_while())) + "\n", encoding="utf-8")
-    report = ingest_lineage(spark, scoped, [prepare_corpus(shared_corpus, folder / "corpus"), ours])
-    assert report.rejected == 0 and report.accepted == report.read == 38
-    run_dbt(scoped, BUILD)
-    return scoped
+    corpus = prepare_corpus(shared_corpus, folder / "corpus")
+    return corpus_warehouse(spark, settings, "t_marquez_web_ui_", [corpus, ours], 38)
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,13 @@ from datetime import UTC, datetime, timedelta
 import httpx
 import pytest
 from marquez_client import MarquezClient
-from marquez_corpus import PRODUCER, RUN_EVENT_URL, prepare_corpus  # tests/python is on sys.path
+from marquez_corpus import (  # tests/python is on sys.path
+    API_BUILD,
+    PRODUCER,
+    RUN_EVENT_URL,
+    corpus_warehouse,
+    prepare_corpus,
+)
 
 from python_jobs.dbt import run_dbt
 from python_jobs.ingest.lineage import ingest_lineage
@@ -41,11 +47,7 @@ from python_jobs.marquez_api.graph import LineageGraph
 from python_jobs.marquez_api.server import serve_app_in_thread
 from python_jobs.marquez_api.sources import with_put_sources
 from python_jobs.serve.app import CollectorConfig, create_app
-from python_jobs.settings import LAYERS
-from python_jobs.spark import ensure_schemas
 
-BUILD = ["build", "--select", "stg_lineage_events+", "facet_classification",
-         "--exclude", "dataset_schema_events", "dataset_lineage_graph", "--exclude-resource-type", "test"]
 KITCHEN = "grandmas.kitchen"
 FOOD = "food_delivery"
 KEY = "writes-test-key"
@@ -150,14 +152,8 @@ def test_graph_without_nodes():
 
 @pytest.fixture(scope="module")
 def warehouse(settings, spark, shared_corpus, tmp_path_factory):
-    scoped = settings.with_prefix("t_marquez_writes_")
-    for layer in LAYERS:
-        spark.sql(f"drop database if exists {scoped.schema(layer)} cascade")
-    ensure_schemas(spark, scoped, LAYERS)
     events = prepare_corpus(shared_corpus, tmp_path_factory.mktemp("marquez-corpus"))
-    assert ingest_lineage(spark, scoped, [events]).accepted == 37
-    run_dbt(scoped, BUILD)
-    return scoped
+    return corpus_warehouse(spark, settings, "t_marquez_writes_", [events], 37)
 
 
 @pytest.fixture(scope="module")
@@ -307,7 +303,7 @@ def test_namespace_and_source_puts_check_their_bodies(http):
 
 
 def test_writes_survive_a_rebuild(api, warehouse, client, http):
-    run_dbt(warehouse, BUILD)
+    run_dbt(warehouse, API_BUILD)
     api.refresh()
     assert client.get_dataset(FOOD, "public.delivery_7_days")["tags"] == ["pii"]
     assert {"name": "pii", "description": "personal data"} in client.list_tags()["tags"]
@@ -328,7 +324,7 @@ def test_a_later_event_brings_a_deleted_dataset_back(api, warehouse, spark, clie
     }
     (tmp_path / "later.json").write_text(json.dumps(event))
     assert ingest_lineage(spark, warehouse, [tmp_path]).accepted == 1
-    run_dbt(warehouse, BUILD)
+    run_dbt(warehouse, API_BUILD)
     api.refresh()
     assert "apple.cider" in names(client.list_datasets(KITCHEN)["datasets"])
     assert client.get_dataset(KITCHEN, "apple.cider")["deleted"] is False
