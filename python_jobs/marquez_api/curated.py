@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from python_jobs.marquez_api.curation import CuratedView, CurationState, Deletable, is_hidden
 from python_jobs.marquez_api.graph import LineageGraph, dataset_node_id, job_node_id
-from python_jobs.marquez_api.snapshot import Snapshot
+from python_jobs.marquez_api.snapshot import Snapshot, iso
 
 
 def curate(base: Snapshot, state: CurationState, last_seen: Mapping[Deletable, datetime]) -> Snapshot:
@@ -50,14 +50,10 @@ def with_put_namespaces(rows: list[dict[str, Any]], state: CurationState) -> lis
         return rows
     merged = {row["name"]: row for row in rows}
     for name, put in state.namespaces.items():
-        row = merged.get(name) or {"name": name, "createdAt": iso_z(put["createdAt"])}
+        row = merged.get(name) or {"name": name, "createdAt": iso(put["createdAt"])}
         merged[name] = {**row, "ownerName": put.get("ownerName"), "description": put.get("description"),
-                        "updatedAt": iso_z(put["updatedAt"])}
+                        "updatedAt": iso(put["updatedAt"])}
     return [merged[name] for name in sorted(merged)]
-
-
-def iso_z(moment: datetime) -> str:
-    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
 def without_nodes(graph: LineageGraph, gone: set[str]) -> LineageGraph:

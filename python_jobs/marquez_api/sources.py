@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from python_jobs.marquez_api.snapshot import iso
+
 EPOCH = datetime.min.replace(tzinfo=UTC)
 
 
@@ -65,10 +67,6 @@ def redacted(uri: str | None) -> str | None:
         return uri
     user = userinfo.split(":", 1)[0]
     return f"{scheme}://{user}:****@{host}{slash}{path}"
-
-
-def iso(moment: datetime | None) -> str | None:
-    return None if moment is None else moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
 def sources(found: Iterable[SourceSighting]) -> list[dict[str, Any]]:
