@@ -2,12 +2,15 @@
 ``warehouse compact``: rewrites tables that appends have split into many files (``python_jobs.ops.compaction``).
 ``warehouse erase``: removes a namespace, dataset or job from the stored input (``python_jobs.warehouse.erasure``),
 then rebuilds the lineage models from it.
+``warehouse retain``: forgets the lineage input older than a cut-off but what the current state needs
+(``python_jobs.warehouse.retention``), then rebuilds the lineage models from it.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 import yaml
@@ -21,6 +24,7 @@ from python_jobs.spark import get_spark
 from python_jobs.warehouse.erasure import erase, known_entities
 from python_jobs.warehouse.erasure_plan import ErasureTarget, format_counts, split_qualified
 from python_jobs.warehouse.fingerprint import warehouse_fingerprint
+from python_jobs.warehouse.retention import cut_off, derived_counts, parse_age, retain
 
 # What a removal makes stale: every model that reads the lineage input, rebuilt whole (see erasure.py).
 REBUILD_SELECT = "stg_lineage_events+"
@@ -50,6 +54,15 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     add_rebuild_options(erase_parser)
     erase_parser.set_defaults(handler=run_erase)
     mark_writer(erase_parser, "warehouse erase")
+    retain_parser = sub.add_parser(
+        "retain", help="forget lineage input older than a cut-off, keeping the current state; then rebuild")
+    when = retain_parser.add_mutually_exclusive_group(required=True)
+    when.add_argument("--older-than", metavar="AGE", help="cut-off this long before now: 90d, 12h, 30m")
+    when.add_argument("--before", metavar="TIME", help="cut-off as an ISO time (UTC when it has no offset)")
+    retain_parser.add_argument("--dry-run", action="store_true", help="print what would be removed, change nothing")
+    add_rebuild_options(retain_parser)
+    retain_parser.set_defaults(handler=run_retain)
+    mark_writer(retain_parser, "warehouse retain")
 
 
 def add_rebuild_options(parser: argparse.ArgumentParser) -> None:
@@ -118,4 +131,32 @@ def run_erase(args: argparse.Namespace) -> int:
     for note in report.notes:
         print(f"note: {note}")
     rebuild(settings, args)
+    return 0
+
+
+def retention_cut_off(args: argparse.Namespace, now: datetime) -> datetime:
+    try:
+        if args.older_than:
+            return cut_off(now, parse_age(args.older_than))
+        moment = datetime.fromisoformat(args.before.replace("Z", "+00:00"))
+    except ValueError as error:
+        raise UserFacingError(f"warehouse retain: {error}") from error
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def run_retain(args: argparse.Namespace) -> int:
+    settings = load_settings()
+    spark = get_spark(settings)
+    before = retention_cut_off(args, datetime.now(UTC))
+    derived_before = derived_counts(spark, settings)
+    report = retain(spark, settings, before, dry_run=args.dry_run)
+    print(f"retain: events before {before.isoformat()}")
+    print(format_counts(report.rows(), args.dry_run))
+    rebuild(settings, args)
+    if not args.dry_run and not args.no_build:
+        after = derived_counts(spark, settings)
+        rows = [(name, count, count - after.get(name, 0), after.get(name, 0), 0)
+                for name, count in derived_before.items()]
+        print("rebuilt (bytes not counted):")
+        print(format_counts(rows, False))
     return 0
