@@ -162,6 +162,9 @@ def erase_raw_events(spark: SparkSession, hadoop: HadoopFiles, table: str, targe
         new_rows = reparsed_events(spark, rewritten).cache()
         others = spark.table(table).join(F.broadcast(new_rows.select("ingest_seq")), "ingest_seq", "left_anti")
         copies = {r["ingest_seq"] for r in new_rows.join(others.select("event_id"), "event_id").collect()}
+        # Two rewritten events may become one: the first in ingest order stays, as ingest would keep it.
+        firsts = new_rows.groupBy("event_id").agg(F.min("ingest_seq").alias("ingest_seq"))
+        copies |= {r[0] for r in new_rows.select("ingest_seq").subtract(firsts.select("ingest_seq")).collect()}
         valid = {r["ingest_seq"] for r in new_rows.select("ingest_seq").collect()}
         unusable = {r[0] for r in rewritten} - valid | copies
         if unusable:
