@@ -24,10 +24,7 @@ from python_jobs.spark import get_spark
 from python_jobs.warehouse.erasure import erase, known_entities
 from python_jobs.warehouse.erasure_plan import ErasureTarget, format_counts, split_qualified
 from python_jobs.warehouse.fingerprint import warehouse_fingerprint
-from python_jobs.warehouse.retention import cut_off, derived_counts, parse_age, retain
-
-# What a removal makes stale: every model that reads the lineage input, rebuilt whole (see erasure.py).
-REBUILD_SELECT = "stg_lineage_events+"
+from python_jobs.warehouse.retention import REBUILD_SELECT, cut_off, derived_counts, parse_age, retain
 
 
 def register(groups: dict[str, argparse._SubParsersAction]) -> None:

@@ -24,9 +24,10 @@ then rebuilt from the raw table with a full refresh (the caller runs it), as for
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
@@ -40,6 +41,9 @@ from python_jobs.warehouse.table_rewrite import finish_open_block, partition_loc
 
 _DURATION = re.compile(r"(\d+)([dhm])")
 _UNITS = {"d": "days", "h": "hours", "m": "minutes"}
+# What a removal makes stale: every model that reads the lineage input, rebuilt whole (see erasure.py).
+REBUILD_SELECT = "stg_lineage_events+"
+RETENTION_DAYS_ENV = "LINEAGE_RETENTION_DAYS"
 # How far a parent chain is followed: deeper chains than any integration emits (DAG, task, Spark job).
 MAX_PARENT_DEPTH = 16
 
@@ -214,3 +218,35 @@ def derived_counts(spark: SparkSession, settings: Settings) -> dict[str, int]:
         if spark.catalog.tableExists(table):
             counts[f"{layer}.{name}"] = spark.table(table).count()
     return counts
+
+
+def configured_retention_days(value: int | None) -> int | None:
+    """``serve --retention-days``, else ``LINEAGE_RETENTION_DAYS``; None (keep everything) when neither."""
+    if value is not None:
+        return value if value > 0 else None
+    configured = os.environ.get(RETENTION_DAYS_ENV, "").strip()
+    return int(configured) if configured and int(configured) > 0 else None
+
+
+@dataclass
+class RetentionSchedule:
+    """``serve --build-every`` applies retention after a round at most once per ``every_seconds``: each
+    run rebuilds the lineage models whole, so it runs far less often than the rounds."""
+
+    days: int
+    every_seconds: float = 24 * 3600
+    last_run: float | None = None
+
+    def due(self, now: float) -> bool:
+        return self.last_run is None or now - self.last_run >= self.every_seconds
+
+    def run(self, spark: SparkSession, settings: Settings, now: float) -> str:
+        """Retains, then rebuilds when anything was removed; the caller holds the writer lock."""
+        from python_jobs.dbt import run_dbt  # dbt imports in 4 s: only when a retention runs
+
+        self.last_run = now
+        report = retain(spark, settings, datetime.now(UTC) - timedelta(days=self.days))
+        if report.changed:
+            run_dbt(settings, ["build", "--full-refresh", "--select", REBUILD_SELECT])
+        removed = sum(t.removed for t in report.tables)
+        return f"retention ({self.days}d): removed {removed} rows" + (", rebuilt" if report.changed else "")

@@ -9,7 +9,13 @@ import pytest
 
 from python_jobs.commands.warehouse import retention_cut_off
 from python_jobs.errors import UserFacingError
-from python_jobs.warehouse.retention import cut_off, parse_age
+from python_jobs.warehouse.retention import (
+    RETENTION_DAYS_ENV,
+    RetentionSchedule,
+    configured_retention_days,
+    cut_off,
+    parse_age,
+)
 
 
 def test_ages():
@@ -34,3 +40,16 @@ def test_the_command_takes_an_age_or_a_time_in_utc():
     assert retention_cut_off(argparse.Namespace(older_than=None, before="2026-01-07T01:00:00+01:00"), now) == at
     with pytest.raises(UserFacingError):
         retention_cut_off(argparse.Namespace(older_than="soon", before=None), now)
+
+
+def test_serve_applies_retention_at_most_once_a_day(monkeypatch):
+    schedule = RetentionSchedule(90)
+    assert schedule.due(1000.0)
+    schedule.last_run = 1000.0
+    assert not schedule.due(1000.0 + 23 * 3600)
+    assert schedule.due(1000.0 + 24 * 3600)
+    monkeypatch.delenv(RETENTION_DAYS_ENV, raising=False)
+    assert configured_retention_days(None) is None
+    assert configured_retention_days(30) == 30 and configured_retention_days(0) is None
+    monkeypatch.setenv(RETENTION_DAYS_ENV, "90")
+    assert configured_retention_days(None) == 90
