@@ -208,7 +208,7 @@ def retain(spark: SparkSession, settings: Settings, before: datetime, dry_run: b
 
 # The derived tables whose rows a retention removes, counted before and after the rebuild.
 DERIVED_TABLES = (("lineage", "run_states"), ("lineage", "dataset_versions"), ("lineage", "column_lineage"),
-                  ("facets", "dataset_facets"), ("facets", "job_facets"), ("facets", "run_facets"))
+                  ("lineage", "dataset_facets"), ("lineage", "job_facets"), ("lineage", "run_facets"))
 
 
 def derived_counts(spark: SparkSession, settings: Settings) -> dict[str, int]:

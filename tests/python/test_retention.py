@@ -51,8 +51,8 @@ def current_state(spark, settings) -> dict[str, set]:
         "datasets": rows("lineage", "datasets", "uuid", "namespace_name", "name"),
         "current versions": rows("lineage", "dataset_versions", "dataset_uuid", "uuid", "dataset_schema_version_uuid",
                                  where="is_current_version"),
-        "dataset facets": rows("facets", "current_dataset_facets", "dataset_uuid", "facets"),
-        "job facets": rows("facets", "current_job_facets", "job_uuid", "facets"),
+        "dataset facets": rows("lineage", "current_dataset_facets", "dataset_uuid", "facets"),
+        "job facets": rows("lineage", "current_job_facets", "job_uuid", "facets"),
         "latest runs": rows("lineage", "runs", "job_uuid", "uuid", where="""
             (job_uuid, created_at) in (select job_uuid, max(created_at) from {} group by job_uuid)""".format(
             settings.table("lineage", "runs"))),
