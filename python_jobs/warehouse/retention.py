@@ -177,20 +177,23 @@ def retain_rejected(spark: SparkSession, hadoop: HadoopFiles, table: str, before
     return change
 
 
-def recompute_entity_keys(spark: SparkSession, hadoop: HadoopFiles, settings: Settings, dry_run: bool,
-                          tag: str) -> TableChange:
+def recompute_entity_keys(spark: SparkSession, hadoop: HadoopFiles, settings: Settings, before: datetime,
+                          dry_run: bool) -> TableChange:
     """The key table as the remaining events give it: owners whose every event is gone lose their key, and
-    a key's first event is one that is still stored."""
+    a key's first event is one that is still stored. A dry run works out the remaining events."""
     table = settings.table(*ENTITY_KEYS_TABLE)
     keys = spark.table(table)
     change = TableChange("raw.lineage_entity_keys", rows_before=keys.count())
-    owners = owners_of_stored(spark.table(settings.table(*RAW_TABLE))).select(
+    raw = spark.table(settings.table(*RAW_TABLE))
+    if dry_run:
+        raw = raw.join(removable_events(raw, before).select("ingest_seq"), "ingest_seq", "left_anti")
+    owners = owners_of_stored(raw).select(
         *[F.col(f.name).cast(f.dataType) for f in ENTITY_KEYS.fields]).localCheckpoint()
     stale = keys.exceptAll(owners).count()
     change.removed = keys.count() - keys.join(owners.select("entity_kind", "entity_key"),
                                               ["entity_kind", "entity_key"]).count()
     if stale and not dry_run:
-        change.bytes_freed = replace_table(spark, hadoop, table, owners, tag).bytes_freed
+        change.bytes_freed = replace_table(spark, hadoop, table, owners, f"retain:{before.isoformat()}").bytes_freed
     return change
 
 
@@ -202,7 +205,7 @@ def retain(spark: SparkSession, settings: Settings, before: datetime, dry_run: b
     report = RetentionReport(before, dry_run)
     report.tables.append(retain_raw_events(spark, hadoop, settings.table(*RAW_TABLE), before, dry_run))
     report.tables.append(retain_rejected(spark, hadoop, settings.table(*REJECTED_TABLE), before, dry_run))
-    report.tables.append(recompute_entity_keys(spark, hadoop, settings, dry_run, f"retain:{before.isoformat()}"))
+    report.tables.append(recompute_entity_keys(spark, hadoop, settings, before, dry_run))
     return report
 
 
