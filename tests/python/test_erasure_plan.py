@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 
 import pytest
 
+from python_jobs.commands.warehouse import erasure_target
+from python_jobs.errors import UserFacingError
 from python_jobs.warehouse.erasure_plan import (
     ErasureTarget,
     event_text,
@@ -114,3 +117,16 @@ def test_the_printed_table():
     text = format_counts([("raw.lineage_events", 10, 2, 3, 400)], dry_run=True)
     assert text.splitlines()[1].split() == ["raw.lineage_events", "10", "2", "3", "400"]
     assert text.endswith("(dry run: nothing changed)")
+
+
+def test_the_command_builds_its_target():
+    known = {"dataset": [("s3://b/x", "t/1")], "job": [("airflow", "dag.task")]}
+    args = lambda **kw: argparse.Namespace(**{"namespace": None, "dataset": None, "job": None, **kw})  # noqa: E731
+    assert erasure_target(args(namespace="ns"), known.get) == ErasureTarget("namespace", "ns")
+    assert erasure_target(args(dataset="s3://b/x/t/1"), known.get) == ErasureTarget("dataset", "s3://b/x", "t/1")
+    assert erasure_target(args(job="airflow/dag.task"), known.get) == ErasureTarget("job", "airflow", "dag.task")
+    assert erasure_target(args(namespace="a/b", job="c"), known.get) == ErasureTarget("job", "a/b", "c")
+    with pytest.raises(UserFacingError):
+        erasure_target(args(), known.get)
+    with pytest.raises(UserFacingError):
+        erasure_target(args(job="nope/x"), known.get)
