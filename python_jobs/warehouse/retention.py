@@ -4,8 +4,9 @@ An event is removed when its event time is before the cut-off and it is not *nee
 warehouse still answers what each entity is now:
 
 - every event of each job's latest run (the job's current version, run state and run facets), of each
-  dataset's latest writing run (its current version and the schema version it points at), and of every run
-  with an event after the cut-off (a run is kept whole, never cut at its START);
+  dataset's latest writing run (its current version and the schema version it points at), of every run
+  with an event after the cut-off, and of the run of every event the two rules below keep (a run is kept
+  whole, never cut at its START);
 - the runs those runs name as parent, up the chain (no kept run points at a removed parent);
 - for each (job or dataset, facet name), the latest event carrying that facet (the current facets);
 - for a dataset no run ever wrote, its first sighting (its only version).
@@ -107,11 +108,26 @@ def needed_events(raw: DataFrame, before: datetime) -> DataFrame:
     jobs = events.where(F.col("job_name").isNotNull()).withColumn(
         "job", _entity("job", F.col("job_namespace"), F.col("job_name")))
 
-    latest_job_runs = _latest(jobs.where(F.col("run_id").isNotNull()), ["job"]).select("run_id")
+    job_facets = jobs.select("ingest_seq", "event_time", "job", F.explode(F.coalesce(
+        F.map_keys("job_facets"), F.array())).alias("facet"))
+    dataset_facets = datasets.select("ingest_seq", "event_time", F.col("dataset").alias("job"),
+                                     F.explode("facet_names").alias("facet"))
+    facet_carriers = _latest(job_facets.unionByName(dataset_facets), ["job", "facet"]).select("ingest_seq")
+
     writes = datasets.where((F.col("role") == "output") & F.col("run_id").isNotNull())
+    read_only = datasets.join(writes.select("dataset").distinct(), "dataset", "left_anti")
+    first_sightings = read_only.withColumn("_rank", F.row_number().over(
+        Window.partitionBy("dataset").orderBy("event_time", "ingest_seq"))).where(F.col("_rank") == 1).select(
+        "ingest_seq")
+    single_events = facet_carriers.unionByName(first_sightings).distinct()
+
+    # Runs kept whole: a kept event's run is kept with all its events, so no run is cut at its START.
+    latest_job_runs = _latest(jobs.where(F.col("run_id").isNotNull()), ["job"]).select("run_id")
     latest_writes = _latest(writes, ["dataset"]).select("run_id")
     recent = events.where((F.col("event_time") >= F.lit(before)) & F.col("run_id").isNotNull()).select("run_id")
-    runs = latest_job_runs.unionByName(latest_writes).unionByName(recent).distinct().localCheckpoint()
+    runs_of_single = events.join(single_events, "ingest_seq").where(F.col("run_id").isNotNull()).select("run_id")
+    runs = latest_job_runs.unionByName(latest_writes).unionByName(recent).unionByName(runs_of_single)
+    runs = runs.distinct().localCheckpoint()
     for _ in range(MAX_PARENT_DEPTH):
         parents = events.join(runs, "run_id").where(F.col("parent_run_id").isNotNull()).select(
             F.col("parent_run_id").alias("run_id"))
@@ -120,19 +136,7 @@ def needed_events(raw: DataFrame, before: datetime) -> DataFrame:
             break
         runs = grown
     run_events = events.join(runs, "run_id").select("ingest_seq")
-
-    job_facets = jobs.select("ingest_seq", "event_time", "job", F.explode(F.coalesce(
-        F.map_keys("job_facets"), F.array())).alias("facet"))
-    dataset_facets = datasets.select("ingest_seq", "event_time", F.col("dataset").alias("job"),
-                                     F.explode("facet_names").alias("facet"))
-    facet_carriers = _latest(job_facets.unionByName(dataset_facets), ["job", "facet"]).select("ingest_seq")
-
-    written = writes.select("dataset").distinct()
-    read_only = datasets.join(written, "dataset", "left_anti")
-    first_sightings = read_only.withColumn("_rank", F.row_number().over(
-        Window.partitionBy("dataset").orderBy("event_time", "ingest_seq"))).where(F.col("_rank") == 1).select(
-        "ingest_seq")
-    return run_events.unionByName(facet_carriers).unionByName(first_sightings).distinct()
+    return run_events.unionByName(single_events).distinct()
 
 
 def removable_events(raw: DataFrame, before: datetime) -> DataFrame:
