@@ -26,6 +26,7 @@ from python_jobs.serve.sql_endpoint import (
 )
 from python_jobs.settings import load_settings
 from python_jobs.spark import get_spark, target_metastore, target_spark_conf
+from python_jobs.warehouse.retention import RETENTION_DAYS_ENV, RetentionSchedule, configured_retention_days
 
 DEFAULT_PORT = 5000
 
@@ -121,6 +122,11 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
         "--lock-wait", type=parse_duration, default="0s", metavar="DURATION",
         help="how long a build round waits for the warehouse writer lock held by another writer; "
         "a round that does not get it is reported and retried on the next tick (default 0s)",
+    )
+    serve.add_argument(
+        "--retention-days", type=int, default=None, metavar="DAYS",
+        help="with --build-every, once a day forget lineage input older than DAYS but the current state "
+        f"(warehouse retain; default {RETENTION_DAYS_ENV}, else keep everything)",
     )
     serve.set_defaults(handler=run_serve)
 
@@ -229,9 +235,12 @@ def run_serve(args: argparse.Namespace) -> int:
             [lambda report: api.refresh(absorbed=report.ok)] if api is not None else [])
         if endpoint is not None:
             after_round.append(lambda report: endpoint.refresh_readers())
+        days = configured_retention_days(args.retention_days)
+        retention = RetentionSchedule(days) if days else None
         build_loop = BuildLoop(
             lambda retry_build: locked_round(
-                spark, settings, layout, retry_build=retry_build, dbt_command=dbt_command, lock_wait=args.lock_wait
+                spark, settings, layout, retry_build=retry_build, dbt_command=dbt_command, lock_wait=args.lock_wait,
+                retention=retention,
             ),
             args.build_every,
             after_round=after_round,
