@@ -19,7 +19,7 @@ from python_jobs.dbt import run_dbt
 from python_jobs.errors import UserFacingError
 from python_jobs.ops.cli_lock import mark_writer
 from python_jobs.ops.compaction import DEFAULT_MIN_FILES, compact_warehouse
-from python_jobs.settings import Settings, load_settings
+from python_jobs.settings import PROJECT_DIR, Settings, load_settings
 from python_jobs.spark import get_spark
 from python_jobs.warehouse.erasure import erase, known_entities
 from python_jobs.warehouse.erasure_plan import ErasureTarget, format_counts, split_qualified
@@ -60,6 +60,16 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     add_rebuild_options(retain_parser)
     retain_parser.set_defaults(handler=run_retain)
     mark_writer(retain_parser, "warehouse retain")
+    bench = groups["bench"].add_parser(
+        "retention", help="time and bytes freed by `warehouse retain` on a large history, beside a full rebuild")
+    bench.add_argument("--events", type=int, default=1_000_000, help="synthetic events (default 1000000)")
+    bench.add_argument("--share", type=float, default=0.10,
+                       help="share of the events before the cut-off (default 0.10)")
+    bench.add_argument("--work-dir", type=Path, default=None, help="generated files (default LINEAGE_HOME/bench)")
+    bench.add_argument("--report", type=Path, default=PROJECT_DIR / "BENCHMARKS.md",
+                       help="the report whose retention section is replaced (default BENCHMARKS.md)")
+    bench.add_argument("--no-report", action="store_true", help="print the figures only")
+    bench.set_defaults(handler=run_bench_retention)
 
 
 def add_rebuild_options(parser: argparse.ArgumentParser) -> None:
@@ -156,4 +166,22 @@ def run_retain(args: argparse.Namespace) -> int:
                 for name, count in derived_before.items()]
         print("rebuilt (bytes not counted):")
         print(format_counts(rows, False))
+    return 0
+
+
+def run_bench_retention(args: argparse.Namespace) -> int:
+    from python_jobs.tools.bench.retention import bench_retention, figures, replace_section, section
+
+    if args.events < 2 or not 0 < args.share < 1:
+        raise UserFacingError("--events must be at least 2 and --share between 0 and 1")
+    settings = load_settings()
+    spark = get_spark(settings)
+    result = bench_retention(spark, settings, args.events, args.share, args.work_dir or settings.lineage_home / "bench")
+    print(figures(result).table())
+    if not args.no_report:
+        command = f"python -m python_jobs bench retention --events {args.events} --share {args.share:g}"
+        text = replace_section(args.report.read_text(encoding="utf-8"),
+                               section(result, command, datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")))
+        args.report.write_text(text, encoding="utf-8")
+        print(f"section written to {args.report}")
     return 0

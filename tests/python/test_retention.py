@@ -16,11 +16,12 @@ from datetime import timedelta
 
 import pytest
 from pyspark.sql import functions as F
-from test_erasure import fingerprint, fresh  # tests/python is on sys.path
+from test_erasure import PLAIN_BUILD, fingerprint, fresh  # tests/python is on sys.path
 from test_hostile_names import BUILD
 
 from python_jobs.dbt import run_dbt
 from python_jobs.ingest.lineage import RAW_TABLE, ingest_lineage
+from python_jobs.tools.bench.retention import cut_off_at_share, warehouse_bytes
 from python_jobs.tools.generate.pipelines import EPOCH
 from python_jobs.tools.generate.sample import SampleSpec, write_lineage
 from python_jobs.warehouse.retention import RetentionReport, removable_events, retain
@@ -72,7 +73,7 @@ def retained(settings, spark, tmp_path_factory) -> Iterator[Retained]:
     files, _ = write_lineage(SampleSpec(size=600, seed=11), folder)
     subject = fresh(spark, settings, "t_retain_subject_")
     ingest_lineage(spark, subject, list(files))
-    run_dbt(subject, BUILD)
+    run_dbt(subject, PLAIN_BUILD)
     current_before = current_state(spark, subject)
     raw = spark.table(subject.table(*RAW_TABLE))
     removed_texts = {r[0] for r in removable_events(raw, CUT_OFF).join(raw, "ingest_seq")
@@ -87,7 +88,7 @@ def retained(settings, spark, tmp_path_factory) -> Iterator[Retained]:
         path.write_text("\n".join(FILLER if line in removed_texts else line for line in lines), encoding="utf-8")
     reference = fresh(spark, settings, "t_retain_reference_")
     ingest_lineage(spark, reference, list(files))
-    run_dbt(reference, BUILD)
+    run_dbt(reference, PLAIN_BUILD)
     yield Retained(subject, reference, report, dry_run, current_before, after)
 
 
@@ -130,5 +131,14 @@ def test_what_is_kept_before_the_cut_off_is_only_the_current_state(retained, spa
 def test_a_second_run_and_a_build_change_nothing(retained, spark):
     again = retain(spark, retained.settings, CUT_OFF)
     assert not again.changed
-    run_dbt(retained.settings, BUILD)
+    run_dbt(retained.settings, PLAIN_BUILD)
     assert fingerprint(spark, retained.settings) == retained.after
+
+
+def test_the_bench_reads_its_cut_off_and_the_bytes_on_disk(retained, spark):
+    """``bench retention``'s two readings of a warehouse, on this one."""
+    raw = spark.table(retained.reference.table(*RAW_TABLE)).where(F.col("event_time").isNotNull())
+    half = cut_off_at_share(spark, retained.reference, 0.5)
+    below = raw.where(F.col("event_time") < F.lit(half)).count()
+    assert abs(below / raw.count() - 0.5) < 0.05
+    assert warehouse_bytes(spark, retained.settings) > sum(t.bytes_freed for t in retained.report.tables) > 0
