@@ -9,6 +9,7 @@ from python_jobs.tools.bench.retention import (
     SECTION_END,
     SECTION_START,
     RetentionBench,
+    existing_section,
     figures,
     replace_section,
     section,
@@ -53,3 +54,9 @@ def test_the_section_replaces_its_old_self_and_nothing_else() -> None:
     report = f"# Report\n\nbefore\n\n{SECTION_START}\nold\n{SECTION_END}\n\nafter\n"
     assert replace_section(report, new) == f"# Report\n\nbefore\n\n{new}\n\nafter\n"
     assert replace_section("# Report\n", new) == f"# Report\n\n{new}\n"
+
+
+def test_the_existing_section_is_found_whole() -> None:
+    new = section(measured(), "python -m python_jobs bench retention", "2026-11-28")
+    assert existing_section(f"# Report\n\n{new}\n\nafter\n") == new
+    assert existing_section("# Report\n") is None

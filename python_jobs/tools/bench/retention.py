@@ -174,3 +174,9 @@ def replace_section(text: str, new_section: str) -> str:
     if start < 0 or end < start:
         return text.rstrip("\n") + "\n\n" + new_section + "\n"
     return text[:start] + new_section + text[end + len(SECTION_END):]
+
+
+def existing_section(text: str) -> str | None:
+    """The retention section of ``text``, markers included, if it has one."""
+    start, end = text.find(SECTION_START), text.find(SECTION_END)
+    return text[start:end + len(SECTION_END)] if 0 <= start < end else None
