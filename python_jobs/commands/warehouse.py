@@ -170,6 +170,7 @@ def run_retain(args: argparse.Namespace) -> int:
 
 
 def run_bench_retention(args: argparse.Namespace) -> int:
+    # A tool: imported when the benchmark runs, so the product's command modules do not load it otherwise.
     from python_jobs.tools.bench.retention import bench_retention, figures, replace_section, section
 
     if args.events < 2 or not 0 < args.share < 1:
