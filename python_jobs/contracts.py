@@ -45,12 +45,13 @@ from python_jobs.settings import PROJECT_DIR
 
 RAW_SOURCES = PROJECT_DIR / "models" / "staging" / "_sources.yml"
 REGISTRY_SOURCES = PROJECT_DIR / "models" / "staging" / "_registry_sources.yml"
+API_WRITE_SOURCES = PROJECT_DIR / "models" / "staging" / "_api_write_sources.yml"
 DBT_PROJECT = PROJECT_DIR / "dbt_project.yml"
 # The on-run-start hooks create tables from these sources: a copy of the project that keeps its
 # dbt_project.yml (and so the hooks) needs them too (``copy_source_contracts``).
 SOURCE_CONTRACT_FILES = (RAW_SOURCES, REGISTRY_SOURCES)
 # Every file a contract is read from: a cluster's executors get them inside python_jobs' zip (spark.py).
-CONTRACT_FILES = (*SOURCE_CONTRACT_FILES, DBT_PROJECT)
+CONTRACT_FILES = (*SOURCE_CONTRACT_FILES, API_WRITE_SOURCES, DBT_PROJECT)
 
 _PRIMITIVES: dict[str, DataType] = {
     "string": StringType(),

@@ -26,6 +26,7 @@ from python_jobs.serve.sql_endpoint import (
 )
 from python_jobs.settings import load_settings
 from python_jobs.spark import get_spark, target_metastore, target_spark_conf
+from python_jobs.warehouse.retention import RETENTION_DAYS_ENV, RetentionSchedule, configured_retention_days
 
 DEFAULT_PORT = 5000
 
@@ -122,6 +123,11 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
         help="how long a build round waits for the warehouse writer lock held by another writer; "
         "a round that does not get it is reported and retried on the next tick (default 0s)",
     )
+    serve.add_argument(
+        "--retention-days", type=int, default=None, metavar="DAYS",
+        help="with --build-every, once a day forget lineage input older than DAYS but the current state "
+        f"(warehouse retain; default {RETENTION_DAYS_ENV}, else keep everything)",
+    )
     serve.set_defaults(handler=run_serve)
 
     bench = groups["bench"].add_parser(
@@ -134,6 +140,8 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     bench.add_argument("--freshness-every", type=parse_duration, default="5s",
                        help="--build-every of the freshness part (default 5s)")
     bench.add_argument("--freshness-events", type=int, default=3, help="events timed for freshness (default 3)")
+    bench.add_argument("--live-events", type=int, default=50,
+                       help="events timed from 201 to readable in the read API (default 50; 0: skipped)")
     bench.set_defaults(handler=run_bench_collector)
 
     bench_sql = groups["bench"].add_parser(
@@ -207,11 +215,12 @@ def run_serve(args: argparse.Namespace) -> int:
     if read_api:
         # Heavy (pyarrow.compute): imported only when the read API is served, not on every CLI start.
         from python_jobs.marquez_api.api import MarquezReadApi
+        from python_jobs.marquez_api.legacy_routes import legacy_write_routes
         from python_jobs.marquez_api.routes import read_routes
         from python_jobs.marquez_api.web_ui import PAGE_PATH_BESIDE_UI, web_ui_routes
 
         api = MarquezReadApi(spark, settings)
-        extra_routes = read_routes(api, PAGE_PATH_BESIDE_UI if web_ui is not None else "/")
+        extra_routes = read_routes(api, PAGE_PATH_BESIDE_UI if web_ui is not None else "/") + legacy_write_routes(api)
         if web_ui is not None:
             extra_routes += web_ui_routes(web_ui)
     build_loop = None
@@ -219,19 +228,28 @@ def run_serve(args: argparse.Namespace) -> int:
         # On embedded Derby, `ingest lineage` run meanwhile hands its files to this landing folder (see metastore.py).
         advertise_landing(target_metastore(settings), layout.root)
         dbt_command = tuple(shlex.split(args.build_args))
-        after_round: list[Callable[[RoundReport], object]] = [lambda report: api.refresh()] if api is not None else []
+        # The live overlay's round mark comes before the collector seals its open file (create_app
+        # adds that hook after these); a round that succeeded takes its events out of the overlay.
+        before_round: list[Callable[[], None]] = [api.live.begin_round] if api is not None else []
+        after_round: list[Callable[[RoundReport], object]] = (
+            [lambda report: api.refresh(absorbed=report.ok)] if api is not None else [])
         if endpoint is not None:
             after_round.append(lambda report: endpoint.refresh_readers())
+        days = configured_retention_days(args.retention_days)
+        retention = RetentionSchedule(days) if days else None
         build_loop = BuildLoop(
             lambda retry_build: locked_round(
-                spark, settings, layout, retry_build=retry_build, dbt_command=dbt_command, lock_wait=args.lock_wait
+                spark, settings, layout, retry_build=retry_build, dbt_command=dbt_command, lock_wait=args.lock_wait,
+                retention=retention,
             ),
             args.build_every,
             after_round=after_round,
+            before_round=before_round,
         )
     # The endpoint stops after the build loop's last round (the app's shutdown waits for it).
     on_shutdown = [endpoint.stop] if endpoint is not None else []
-    app = create_app(config, extra_routes=extra_routes, build_loop=build_loop, on_shutdown=on_shutdown)
+    app = create_app(config, extra_routes=extra_routes, build_loop=build_loop, on_shutdown=on_shutdown,
+                     on_accepted=api.live.accept if api is not None else None)
     auth = ("API key required" + (", read key accepted for reads" if config.read_api_key else "")
             if config.keys.required else "no API key")
     fsync = "fsync on" if config.fsync else "FSYNC OFF (not durable)"
@@ -279,7 +297,7 @@ def run_bench_collector(args: argparse.Namespace) -> int:
     run_collector_bench(
         settings, clients, args.seconds, work_dir,
         freshness=not args.skip_freshness, freshness_every=args.freshness_every,
-        freshness_events=args.freshness_events,
+        freshness_events=args.freshness_events, live_events=args.live_events,
     )
     return 0
 

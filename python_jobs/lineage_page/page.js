@@ -423,7 +423,24 @@
     });
   }
 
+  // The page is served with the graph as of ``asOf`` (a query parameter): the control reloads it
+  // with another moment, keeping the other parameters (nodeId, depth); empty means now.
+  function enableAsOf() {
+    var form = document.getElementById("as-of-form");
+    var input = document.getElementById("as-of");
+    input.value = payload.asOf || "";
+    form.addEventListener("submit", function (event) {
+      event.preventDefault();
+      var params = new URLSearchParams(location.search);
+      var moment = input.value.trim();
+      if (moment) params.set("asOf", moment); else params.delete("asOf");
+      var query = params.toString();
+      location.assign(location.pathname + (query ? "?" + query : ""));
+    });
+  }
+
   function start() {
+    enableAsOf();
     nodes.forEach(function (node) { if (node && node.id !== undefined) byId.set(node.id, node); });
     nodes = Array.from(byId.values());
     collectEdges();

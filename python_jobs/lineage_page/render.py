@@ -53,23 +53,27 @@ def _asset(name: str) -> str:
     return (PAGE_DIR / name).read_text(encoding="utf-8")
 
 
-def page_payload(graph: dict[str, Any], details: dict[str, Any], title: str) -> dict[str, Any]:
-    """What the script reads: the graph's nodes and the details of the nodes it has."""
+def page_payload(
+    graph: dict[str, Any], details: dict[str, Any], title: str, as_of: str | None = None
+) -> dict[str, Any]:
+    """What the script reads: the graph's nodes, the details of the nodes it has and the moment the
+    graph is of (None: now)."""
     nodes = list(graph.get("graph") or [])
     ids = {node.get("id") for node in nodes}
     return {
         "title": title,
         "nodes": nodes,
         "details": {node_id: body for node_id, body in details.items() if node_id in ids},
+        "asOf": as_of,
     }
 
 
-def render_lineage_page(graph: dict[str, Any], details: dict[str, Any], title: str) -> str:
+def render_lineage_page(graph: dict[str, Any], details: dict[str, Any], title: str, as_of: str | None = None) -> str:
     """The whole page as one HTML document (all scripts, styles and data inline)."""
     replacements = {
         "__TITLE__": html.escape(title),
         "__STYLE__": _asset("page.css"),
-        "__DATA__": embed_json(page_payload(graph, details, title)),
+        "__DATA__": embed_json(page_payload(graph, details, title, as_of)),
         "__LAYOUT_LIBRARY__": inline_script(LAYOUT_LIBRARY.read_text(encoding="utf-8")),
         "__SCRIPT__": inline_script(_asset("labels.js") + "\n" + _asset("page.js")),
     }

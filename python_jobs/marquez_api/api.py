@@ -19,6 +19,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import SparkSession
 
+from python_jobs.marquez_api.curated import curate, merged_tags, tag_list, tagged_fields
+from python_jobs.marquez_api.curation import CurationState, Deletable
+from python_jobs.marquez_api.curation_store import last_seen, read_state
 from python_jobs.marquez_api.graph import (
     Direction,
     LineageGraph,
@@ -26,9 +29,10 @@ from python_jobs.marquez_api.graph import (
     job_node_id,
     lineage_response,
     lineage_response_json,
-    neighbourhood,
     parse_node_id,
 )
+from python_jobs.marquez_api.live import LiveOverlay
+from python_jobs.marquez_api.params import BadRequest, NotFound, moment, paging
 from python_jobs.marquez_api.snapshot import (
     RUN_STATES,
     Snapshot,
@@ -38,10 +42,12 @@ from python_jobs.marquez_api.snapshot import (
     latest_run_facets,
     load_snapshot,
 )
+from python_jobs.marquez_api.sources import sightings, with_put_sources
+from python_jobs.marquez_api.sources import sources as sources_of
 from python_jobs.marquez_api.stats import StatsError, event_counts, intervals, running_counts
+from python_jobs.marquez_api.versions_api import VersionedReads
 from python_jobs.settings import Settings
 
-DEFAULT_LIMIT = 100
 DEFAULT_DEPTH = 20
 DEFAULT_SEARCH_LIMIT = 10
 LATEST_RUNS = 10  # Marquez's ``latestRuns`` on a job
@@ -49,38 +55,11 @@ STATS_ASSETS = ("lineage-events", "jobs", "datasets", "sources")
 FACET_KINDS = ("run", "job")
 
 
-class NotFound(Exception):
-    pass
-
-
-class BadRequest(Exception):
-    pass
-
-
-def paging(limit: int | None, offset: int | None, default_limit: int = DEFAULT_LIMIT) -> tuple[int, int]:
-    limit = default_limit if limit is None else limit
-    offset = 0 if offset is None else offset
-    if limit < 0:
-        raise BadRequest("limit must be greater than or equal to 0")
-    if offset < 0:
-        raise BadRequest("offset must be greater than or equal to 0")
-    return limit, offset
-
-
 def duration_ms(run: dict[str, Any]) -> int | None:
     started, ended = run.get("started_at"), run.get("ended_at")
     if started is None or ended is None:
         return None
     return int((ended - started).total_seconds() * 1000)
-
-
-def moment(text: str) -> datetime:
-    """An ISO-8601 query parameter (``before``, ``after``) as an aware UTC datetime."""
-    try:
-        parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError as exc:
-        raise BadRequest(f"'{text}' is not an ISO-8601 timestamp") from exc
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
 def job_type(facets: dict[str, Any]) -> str:
@@ -155,26 +134,50 @@ class LikeMatcher:
         return True
 
 
-class MarquezReadApi:
+class MarquezReadApi(VersionedReads):
     """Reads the warehouse tables; holds the graph and the per-entity slices in memory. Call
     ``refresh()`` after each build (the serve loop does)."""
 
     def __init__(self, spark: SparkSession, settings: Settings, load: bool = True) -> None:
         self.spark = spark
         self.settings = settings
-        self._snapshot = Snapshot()
+        self._base = Snapshot()  # as loaded, before the API's writes are applied
+        self._last_seen: dict[Deletable, datetime] = {}
+        # The curated snapshot, with the events the collector accepted since laid over it (live.py).
+        self.live = LiveOverlay(Snapshot())
         self._refresh_lock = threading.Lock()
         self._spark_lock = threading.Lock()
+        # Held by a write (log append, then swap) and by refresh's swap: no write is lost between them.
+        self.curation_lock = threading.Lock()
         if load:
             self.refresh()
 
     # -- state ---------------------------------------------------------------------------------
 
-    def refresh(self) -> None:
+    def refresh(self, absorbed: bool = False) -> None:
         """Reload everything from the warehouse; requests keep reading the previous snapshot
-        until the new one is complete, then switch in one assignment."""
+        until the new one is complete, then switch in one assignment. ``absorbed``: the build
+        round since ``live.begin_round()`` succeeded, so its events leave the live overlay."""
         with self._refresh_lock:
-            self._snapshot = load_snapshot(self.spark, self.settings)
+            base = load_snapshot(self.spark, self.settings)
+            with self.curation_lock:
+                with self._spark_lock:
+                    state = read_state(self.spark, self.settings)
+                    self._last_seen = last_seen(self.spark, self.settings, state)
+                self._base = base
+                self.live.install(curate(base, state, self._last_seen), absorbed=absorbed)
+
+    def recurate(self, state: CurationState) -> None:
+        """Show ``state`` (after a write; the caller holds ``curation_lock``); the live events stay."""
+        self.live.replace_base(curate(self._base, state, self._last_seen))
+
+    @property
+    def spark_lock(self) -> threading.Lock:
+        return self._spark_lock
+
+    @property
+    def _snapshot(self) -> Snapshot:
+        return self.live.view()
 
     @property
     def snapshot(self) -> Snapshot:
@@ -187,8 +190,9 @@ class MarquezReadApi:
     # -- namespaces ----------------------------------------------------------------------------
 
     def _namespace(self, row: dict[str, Any]) -> dict[str, Any]:
-        return {"name": row["name"], "createdAt": row["createdAt"], "updatedAt": None, "ownerName": None,
-                "description": None, "isHidden": False}
+        return {"name": row["name"], "createdAt": row["createdAt"], "updatedAt": row.get("updatedAt"),
+                "ownerName": row.get("ownerName"), "description": row.get("description"),
+                "isHidden": row.get("isHidden", False)}
 
     def list_namespaces(self, limit: int | None = None, offset: int | None = None) -> dict[str, Any]:
         limit, offset = paging(limit, offset)
@@ -196,9 +200,12 @@ class MarquezReadApi:
         return {"namespaces": [self._namespace(r) for r in rows[offset:offset + limit]], "totalCount": len(rows)}
 
     def get_namespace(self, name: str) -> dict[str, Any]:
-        for row in self._snapshot.namespaces:
+        snap = self._snapshot
+        for row in snap.namespaces:
             if row["name"] == name:
                 return self._namespace(row)
+        if name in snap.curation.hidden_namespaces:  # deleted: Marquez still answers it, isHidden true
+            return self._namespace(snap.curation.hidden_namespaces[name])
         raise NotFound(f"Namespace '{name}' not found.")
 
     def _require_namespace(self, name: str) -> None:
@@ -207,7 +214,10 @@ class MarquezReadApi:
     # -- datasets ------------------------------------------------------------------------------
 
     def _dataset_entry(self, namespace: str, name: str) -> dict[str, Any]:
-        entry = self._snapshot.datasets.get((namespace, name))
+        snap = self._snapshot
+        entry = snap.datasets.get((namespace, name)) or snap.curation.deleted_datasets.get((namespace, name))
+        if entry is None and (namespace, name) in snap.symlinks:  # a symlink no event names: its main dataset
+            entry = snap.datasets.get(snap.symlinks[(namespace, name)])
         if entry is None:
             raise NotFound(f"Dataset '{name}' not found in namespace '{namespace}'.")
         return entry
@@ -215,6 +225,7 @@ class MarquezReadApi:
     def _dataset(self, entry: dict[str, Any]) -> dict[str, Any]:
         snap = self._snapshot
         facets = dataset_facets(snap, entry["uuid"])
+        fields = snap.schema_fields.get(entry["schemaVersion"], []) if entry["schemaVersion"] else []
         return {
             "id": {"namespace": entry["namespace"], "name": entry["name"]},
             "type": "DB_TABLE",
@@ -224,15 +235,15 @@ class MarquezReadApi:
             "updatedAt": entry["updatedAt"],
             "namespace": entry["namespace"],
             "sourceName": (facets.get("dataSource") or {}).get("name"),
-            "fields": snap.schema_fields.get(entry["schemaVersion"], []) if entry["schemaVersion"] else [],
-            "tags": tag_names(facets),
+            "fields": tagged_fields(snap, entry["namespace"], entry["name"], fields, facets),
+            "tags": merged_tags(snap, "dataset", entry["namespace"], entry["name"], tag_names(facets)),
             "lastModifiedAt": entry["lastModifiedAt"],
             "lastLifecycleState": (facets.get("lifecycleStateChange") or {}).get("lifecycleStateChange"),
             "description": (facets.get("documentation") or {}).get("description"),
             "currentVersion": entry["currentVersion"],
             "columnLineage": dataset_column_lineage(snap.column_lineage.get((entry["namespace"], entry["name"]), [])),
             "facets": facets,
-            "deleted": False,
+            "deleted": entry.get("deleted", False),
         }
 
     def get_dataset(self, namespace: str, name: str) -> dict[str, Any]:
@@ -284,7 +295,7 @@ class MarquezReadApi:
         found = snap.version_index.get(version.lower())
         if found is None or found[0] != entry["uuid"] or snap.versions is None:
             raise NotFound(f"Dataset version '{version}' not found for dataset '{name}' in namespace '{namespace}'.")
-        row = snap.versions.table.slice(found[1], 1).to_pylist()[0]
+        row = snap.versions.row(found[1])
         return self._version(entry, row)
 
     # -- jobs and runs -------------------------------------------------------------------------
@@ -310,7 +321,6 @@ class MarquezReadApi:
             "type": job_type(facets),
             "name": entry["name"],
             "simpleName": entry["name"],
-            "parentJobName": None,
             "createdAt": entry["createdAt"],
             "updatedAt": self._job_updated_at(entry),
             "namespace": entry["namespace"],
@@ -321,8 +331,8 @@ class MarquezReadApi:
             "latestRun": latest_run,
             "latestRuns": latest_runs,
             "facets": facets,
-            "currentVersion": None,
-            "tags": tag_names(facets),
+            "tags": merged_tags(snap, "job", entry["namespace"], entry["name"], tag_names(facets)),
+            **self._job_version_fields(entry),
         }
 
     def _latest_runs(self, entry: dict[str, Any]) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
@@ -347,7 +357,7 @@ class MarquezReadApi:
     def _last_run_state(self, entry: dict[str, Any]) -> str | None:
         snap = self._snapshot
         latest = snap.runs.rows(entry["uuid"], 0, 1) if snap.runs else []
-        return RUN_STATES.get(latest[0]["current_run_state"] or "") if latest else None
+        return RUN_STATES.get(latest[0]["current_run_state"] or "", "NEW") if latest else None
 
     def _namespaces(self) -> list[str]:
         return [n["name"] for n in self._snapshot.namespaces]
@@ -385,18 +395,17 @@ class MarquezReadApi:
             "id": row["uuid"],
             "createdAt": iso(row["created_at"]),
             "updatedAt": iso(row["updated_at"]),
-            "nominalStartTime": None,
-            "nominalEndTime": None,
-            "state": RUN_STATES.get(row["current_run_state"] or ""),
+            # A run with only OTHER events has no state yet: Marquez's NEW.
+            "state": RUN_STATES.get(row["current_run_state"] or "", "NEW"),
             "startedAt": iso(row["started_at"]),
             "endedAt": iso(row["ended_at"]),
             "durationMs": duration_ms(row),
             "args": {},
-            "jobVersion": None,
             "inputVersions": versions("input"),
             "outputVersions": versions("output"),
             "context": {},
             "facets": facets if facets is not None else {},
+            **self._run_version_fields(row["uuid"], io),
         }
 
     def _run_by_id(self, run_id: str) -> dict[str, Any] | None:
@@ -404,7 +413,7 @@ class MarquezReadApi:
         found = snap.run_index.get(run_id.lower())
         if found is None or snap.runs is None:
             return None
-        return self._run(snap.runs.table.slice(found[1], 1).to_pylist()[0])
+        return self._run(snap.runs.row(found[1]))
 
     def list_job_runs(
         self, namespace: str, job: str, limit: int | None = None, offset: int | None = None
@@ -420,22 +429,30 @@ class MarquezReadApi:
     def _page_io(self, run_ids: list[str]) -> dict[str, list[dict[str, Any]]]:
         """The inputs and outputs of a page of one job's runs: one contiguous slice of ``run_io``."""
         run_io = self._snapshot.run_io
-        spans = [run_io.ranges[r] for r in run_ids if run_io is not None and r in run_io.ranges]
-        if not spans or run_io is None:
-            return {}
-        start, stop = min(s for s, _ in spans), max(e for _, e in spans)
-        grouped: dict[str, list[dict[str, Any]]] = {}
-        for row in run_io.table.slice(start, stop - start).to_pylist():
-            grouped.setdefault(row["run_uuid"], []).append(row)
-        return grouped
+        return run_io.rows_of(run_ids) if run_io is not None else {}
+
+    def job_of_run(self, run_id: str) -> tuple[str, str] | None:
+        """The (namespace, name) of a run's job; None for a run the API does not know."""
+        snap = self._snapshot
+        found = snap.run_index.get(run_id.lower())
+        if found is None:
+            return None
+        history = snap.version_state.histories.get(found[0])
+        if history is not None:
+            return history.namespace, history.name
+        for entry in snap.jobs.values():  # a run the live overlay holds, not the build yet
+            if entry["uuid"] == found[0]:
+                return entry["namespace"], entry["name"]
+        return None
 
     def get_run(self, run_id: str) -> dict[str, Any]:
         snap = self._snapshot
         found = snap.run_index.get(run_id.lower())
         if found is None or snap.runs is None:
             raise NotFound(f"Run '{run_id}' not found.")
-        row = snap.runs.table.slice(found[1], 1).to_pylist()[0]
-        return self._run(row, self._run_facets(row["uuid"]))
+        row = snap.runs.row(found[1])
+        # A run only pending events know has no facets in the warehouse yet: no Spark query.
+        return self._run(row, {} if row.get("live_only") else self._run_facets(row["uuid"]))
 
     def run_facets(self, run_id: str, kind: str | None = None) -> dict[str, Any]:
         """Marquez's GET /api/v1/jobs/runs/{id}/facets?type=run|job: the run's facets, or the job
@@ -475,13 +492,13 @@ class MarquezReadApi:
     # -- tags and stats ------------------------------------------------------------------------
 
     def list_tags(self, limit: int | None = None, offset: int | None = None) -> dict[str, Any]:
-        """Marquez's GET /api/v1/tags: every tag the jobs' and datasets' ``tags`` facets name, by name."""
+        """Marquez's GET /api/v1/tags: the tags put or used through the API and those the jobs' and
+        datasets' ``tags`` facets name, by name."""
         limit, offset = paging(limit, offset)
         snap = self._snapshot
         names = {t for e in snap.jobs.values() for t in tag_names(job_facets(snap, e["uuid"]))}
         names |= {t for e in snap.datasets.values() for t in tag_names(dataset_facets(snap, e["uuid"]))}
-        page = sorted(names)[offset:offset + limit]
-        return {"tags": [{"name": name, "description": None} for name in page]}
+        return {"tags": tag_list(snap, names)[offset:offset + limit]}
 
     def stats(self, asset: str, period: str | None, timezone: str | None,
               now: datetime | None = None) -> list[dict[str, Any]]:
@@ -509,12 +526,29 @@ class MarquezReadApi:
             return [e["createdAt"] for e in snap.jobs.values()]
         if asset == "datasets":
             return [e["createdAt"] for e in snap.datasets.values()]
-        sources: dict[str, str] = {}
-        for entry in snap.datasets.values():
-            name = (dataset_facets(snap, entry["uuid"]).get("dataSource") or {}).get("name")
-            if name and entry["createdAt"] and (name not in sources or entry["createdAt"] < sources[name]):
-                sources[name] = entry["createdAt"]
-        return list(sources.values())
+        return [source["createdAt"] for source in self._sources()]
+
+    # -- sources -------------------------------------------------------------------------------
+
+    def _sources(self) -> list[dict[str, Any]]:
+        """Computed once per snapshot: every dataset's facets are parsed for it."""
+        snap = self._snapshot
+        if snap.sources is None:
+            found = sightings(snap.datasets.values(), lambda uuid: dataset_facets(snap, uuid), moment)
+            snap.sources = with_put_sources(sources_of(found), snap.curation.state.sources)
+        return snap.sources
+
+    def list_sources(self, limit: int | None = None, offset: int | None = None) -> dict[str, Any]:
+        """Marquez's GET /api/v1/sources, by name."""
+        limit, offset = paging(limit, offset)
+        found = self._sources()
+        return {"sources": found[offset:offset + limit], "totalCount": len(found)}
+
+    def get_source(self, name: str) -> dict[str, Any]:
+        for source in self._sources():
+            if source["name"] == name:
+                return source
+        raise NotFound(f"Source '{name}' not found.")
 
     # -- lineage -------------------------------------------------------------------------------
 
@@ -524,17 +558,21 @@ class MarquezReadApi:
             return self.get_dataset(ref.namespace, ref.name)
         return self.get_job(ref.namespace, ref.name)
 
-    def _start_node(self, node_id: str) -> str:
+    def _start_node(self, node_id: str, graph: LineageGraph | None = None, when: str = "") -> str:
+        """The graph node a lineage call from ``node_id`` starts at (a symlink's main dataset); 400 for a
+        field or a malformed id, 404 for a node not in ``graph`` (the current one, or ``when`` says which)."""
         try:
             ref = parse_node_id(node_id, self._namespaces())
         except ValueError as error:
             raise BadRequest(str(error)) from error
         if ref.kind == "datasetField":
             raise BadRequest(f"Invalid nodeId '{node_id}': the lineage graph has dataset and job nodes")
-        if ref.node_id not in self.graph.nodes:
+        main = self._snapshot.symlinks.get((ref.namespace, ref.name)) if ref.kind == "dataset" else None
+        node = dataset_node_id(*main) if main is not None else ref.node_id  # a symlink's graph is its main's
+        if node not in (graph or self.graph).nodes:
             kind = "Dataset" if ref.kind == "dataset" else "Job"
-            raise NotFound(f"{kind} '{ref.name}' not found in namespace '{ref.namespace}'.")
-        return ref.node_id
+            raise NotFound(f"{kind} '{ref.name}' not found in namespace '{ref.namespace}'{when}.")
+        return node
 
     def _lineage_nodes(self, node_id: str | None, depth: int | None, direction: Direction) -> set[str]:
         depth = DEFAULT_DEPTH if depth is None else depth
@@ -542,7 +580,7 @@ class MarquezReadApi:
             raise BadRequest("depth must be greater than or equal to 0")
         if node_id is None:
             return set(self.graph.nodes)
-        return neighbourhood(self.graph, self._start_node(node_id), depth, direction)
+        return self._walk(self.graph, self._start_node(node_id), depth, direction)
 
     def lineage(self, node_id: str | None, depth: int | None = None, direction: Direction = "both") -> dict[str, Any]:
         """Marquez's GET /api/v1/lineage; ``node_id`` None gives the whole graph."""
@@ -728,11 +766,11 @@ def stored_event(text: str) -> Any:
 
 
 def lineage_page_inputs(
-    api: MarquezReadApi, node_id: str | None, depth: int, direction: Direction = "both"
+    api: MarquezReadApi, node_id: str | None, depth: int, direction: Direction = "both", as_of: str | None = None
 ) -> tuple[dict, dict]:
     """What ``render_lineage_page`` draws: Marquez's lineage body for ``node_id`` (the whole graph
-    when None) and, per node, the details a click shows."""
-    graph = api.lineage(node_id, depth, direction)
+    when None), as of ``as_of`` when given, and, per node, the details a click shows."""
+    graph = api.lineage(node_id, depth, direction) if not as_of else api.lineage_as_of(node_id, depth, as_of, direction)
     snap = api.snapshot
     details: dict[str, dict] = {}
     for node in graph["graph"]:

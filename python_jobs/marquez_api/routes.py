@@ -1,5 +1,5 @@
-"""Starlette routes for the read API (``/api/v1/...``) and the lineage page (``/``, or ``/lineage-page`` when
-Marquez's web UI takes ``/``: see ``web_ui.py``).
+"""Starlette routes for the read API (``/api/v1/...``, with the web UI's writes from write_routes.py) and the
+lineage page (``/``, or ``/lineage-page`` when Marquez's web UI takes ``/``: see ``web_ui.py``).
 
 Handlers are sync functions: Starlette runs them in its thread pool, so Spark calls (run facets,
 event bodies) do not block the event loop. Errors use Marquez's body, ``{"code", "message"}``.
@@ -98,6 +98,9 @@ def read_routes(api: MarquezReadApi, page_path: str | None = "/") -> list[BaseRo
         node_id = request.query_params.get("nodeId")
         if not node_id:
             raise BadRequest("nodeId is required")
+        as_of = request.query_params.get("asOf")
+        if as_of is not None:
+            return api.lineage_as_of(node_id, _int(request, "depth"), as_of)
         return api.lineage_json(node_id, _int(request, "depth"))
 
     def column_lineage(request: Request) -> dict[str, Any]:
@@ -123,12 +126,18 @@ def read_routes(api: MarquezReadApi, page_path: str | None = "/") -> list[BaseRo
                                            getattr(r, p)["version"])),
         ("/namespaces/{namespace}/jobs", lambda r: jobs(r, getattr(r, p)["namespace"])),
         ("/namespaces/{namespace}/jobs/{job}", lambda r: api.get_job(getattr(r, p)["namespace"], getattr(r, p)["job"])),
+        ("/namespaces/{namespace}/jobs/{job}/versions",
+         lambda r: api.list_job_versions(getattr(r, p)["namespace"], getattr(r, p)["job"], **paged(r))),
+        ("/namespaces/{namespace}/jobs/{job}/versions/{version}",
+         lambda r: api.get_job_version(getattr(r, p)["namespace"], getattr(r, p)["job"], getattr(r, p)["version"])),
         ("/namespaces/{namespace}/jobs/{job}/runs",
          lambda r: api.list_job_runs(getattr(r, p)["namespace"], getattr(r, p)["job"], **paged(r))),
         ("/jobs", jobs),
         ("/jobs/runs/{id}", lambda r: api.get_run(getattr(r, p)["id"])),
         ("/jobs/runs/{id}/facets", lambda r: api.run_facets(getattr(r, p)["id"], r.query_params.get("type"))),
         ("/tags", lambda r: api.list_tags(**paged(r))),
+        ("/sources", lambda r: api.list_sources(**paged(r))),
+        ("/sources/{source}", lambda r: api.get_source(getattr(r, p)["source"])),
         ("/stats/{asset}", stats),
         ("/events/lineage", lambda r: events(r)),
         # marquez-python's list_events calls /events and /events/{namespace}.
@@ -141,6 +150,10 @@ def read_routes(api: MarquezReadApi, page_path: str | None = "/") -> list[BaseRo
     result: list[BaseRoute] = [
         EncodedPathRoute(API + path, endpoint(answer), methods=["GET"]) for path, answer in routes
     ]
+    # The web UI's writes (tags, deletes): after the reads, so a path both answer keeps its GET here.
+    from python_jobs.marquez_api.write_routes import write_routes  # it imports this module
+
+    result += write_routes(api)
     if page_path is not None:
         result.append(Route(page_path, _page_handler(api), methods=["GET"]))
     return result
@@ -150,11 +163,12 @@ def _page_handler(api: MarquezReadApi) -> Callable[[Request], Response]:
     def page(request: Request) -> Response:
         try:
             node_id = request.query_params.get("nodeId")
-            graph, details = lineage_page_inputs(api, node_id, _int(request, "depth") or 20)
+            as_of = request.query_params.get("asOf") or None
+            graph, details = lineage_page_inputs(api, node_id, _int(request, "depth") or 20, as_of=as_of)
         except NotFound as exc:
             return error(404, str(exc))
         except BadRequest as exc:
             return error(400, str(exc))
-        return HTMLResponse(render_lineage_page(graph, details, "Lineage"))
+        return HTMLResponse(render_lineage_page(graph, details, "Lineage", as_of))
 
     return page

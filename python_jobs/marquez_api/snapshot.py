@@ -18,7 +18,11 @@ import pyarrow.compute as pc
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
+from python_jobs.marquez_api.curation import CuratedView
 from python_jobs.marquez_api.graph import LineageGraph, dataset_node_id, job_node_id
+from python_jobs.marquez_api.job_versions import add_version_edges
+from python_jobs.marquez_api.symlinks import merged_aliases, symlink_targets
+from python_jobs.marquez_api.version_loading import VersionState, build_version_state, load_run_details
 from python_jobs.settings import Settings
 
 # OpenLineage event types → Marquez's run states (Marquez's RunState enum).
@@ -41,6 +45,7 @@ class Slices:
 
     table: pa.Table
     ranges: dict[str, tuple[int, int]]
+    key: str = ""
 
     def rows(self, key: str, offset: int = 0, limit: int | None = None) -> list[dict[str, Any]]:
         start, stop = self.ranges.get(key, (0, 0))
@@ -52,6 +57,23 @@ class Slices:
     def count(self, key: str) -> int:
         start, stop = self.ranges.get(key, (0, 0))
         return stop - start
+
+    def row(self, position: int) -> dict[str, Any]:
+        return self.table.slice(position, 1).to_pylist()[0]
+
+    def rows_of(self, keys: list[str]) -> dict[str, list[dict[str, Any]]]:
+        """The rows of several keys whose ranges are near each other (a page of one job's runs):
+        one slice from the first to the last, grouped by key."""
+        spans = [self.ranges[k] for k in keys if k in self.ranges]
+        if not spans:
+            return {}
+        start, stop = min(s for s, _ in spans), max(e for _, e in spans)
+        wanted = set(keys)
+        grouped: dict[str, list[dict[str, Any]]] = {}
+        for row in self.table.slice(start, stop - start).to_pylist():
+            if row[self.key] in wanted:
+                grouped.setdefault(row[self.key], []).append(row)
+        return grouped
 
 
 def slices_by(table: pa.Table, key: str, order: list[tuple[str, str]]) -> Slices:
@@ -72,7 +94,7 @@ def runs_of(ordered: pa.Table, key: str) -> Slices:
         if position == len(keys) or keys[position] != keys[start]:
             ranges[keys[start]] = (start, position)
             start = position
-    return Slices(ordered, ranges)
+    return Slices(ordered, ranges, key)
 
 
 @dataclass
@@ -98,7 +120,14 @@ class Snapshot:
     latest_run_facet_text: dict[str, str] = field(default_factory=dict)
     loaded_at: str = ""
     parsed_facets: dict[str, dict[str, Any]] = field(default_factory=dict)
+    sources: list[dict[str, Any]] | None = None  # Marquez's sources, computed on first use
     node_json: dict[str, str] = field(default_factory=dict)
+    # The API's writes (tags, deletes) as this snapshot shows them: see curated.py.
+    curation: CuratedView = field(default_factory=CuratedView)
+    version_state: VersionState = field(default_factory=VersionState)
+    # symlink (namespace, name) → its main dataset's, from the datasets' ``symlinks`` facets (symlinks.py).
+    symlinks: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
+    symlink_aliases: dict[tuple[str, str], list[tuple[str, str]]] = field(default_factory=dict)  # main → symlinks
 
 
 def _table(spark: SparkSession, query: str) -> pa.Table:
@@ -158,7 +187,7 @@ def load_snapshot(spark: SparkSession, settings: Settings) -> Snapshot:
     }
     current = _current_versions(versions)
 
-    dataset_facets = {r.dataset_uuid: r.facets for r in spark.sql(
+    facet_texts = {r.dataset_uuid: r.facets for r in spark.sql(
         f"select dataset_uuid, facets from {lineage}.current_dataset_facets").collect()}
     for row in spark.sql(f"select uuid, namespace_name, name, created_at from {lineage}.datasets").collect():
         latest = current.get(row.uuid, {})
@@ -168,7 +197,7 @@ def load_snapshot(spark: SparkSession, settings: Settings) -> Snapshot:
             "currentVersion": latest.get("version"), "schemaVersion": latest.get("dataset_schema_version_uuid"),
             "lastModifiedAt": iso(latest.get("last_modified_at")),
         }
-        snap.dataset_facet_text[row.uuid] = dataset_facets.get(row.uuid) or ""
+        snap.dataset_facet_text[row.uuid] = facet_texts.get(row.uuid) or ""
         snap.graph.add_node(dataset_node_id(row.namespace_name, row.name))
 
     runs = _table(spark, f"""
@@ -206,13 +235,17 @@ def load_snapshot(spark: SparkSession, settings: Settings) -> Snapshot:
         snap.job_facet_text[row.uuid] = job_facets.get(row.uuid) or ""
         job_names[row.uuid] = job_node_id(row.namespace_name, row.name)
         snap.graph.add_node(job_names[row.uuid])
-    # The job → dataset edges: the run inputs and outputs already loaded, grouped by job.
-    edges = (snap.run_io.table.select(["job_uuid", "io_type", "namespace_name", "name"])
-             .group_by(["job_uuid", "io_type", "namespace_name", "name"]).aggregate([]))
-    for edge in edges.to_pylist():
-        if edge["job_uuid"] in job_names:
-            snap.graph.add_edge(job_names[edge["job_uuid"]], dataset_node_id(edge["namespace_name"], edge["name"]),
-                                edge["io_type"])
+    snap.version_state = _load_versions(spark, lineage, snap)
+    # The job → dataset edges: each job's current version (its latest run's inputs and outputs), as
+    # Marquez's graph, not every dataset any of its runs ever touched.
+    add_version_edges(snap.graph, snap.version_state.histories.values())
+    # Only the datasets whose facets name ``symlinks`` are parsed for it.
+    linked = [entry for entry in snap.datasets.values() if '"symlinks"' in snap.dataset_facet_text[entry["uuid"]]]
+    snap.symlinks = symlink_targets(linked, lambda uuid: dataset_facets(snap, uuid),
+                                    lambda entry: entry["updatedAt"] or "")
+    for alias, main in sorted(snap.symlinks.items()):
+        snap.symlink_aliases.setdefault(main, []).append(alias)
+    snap.graph = merged_aliases(snap.graph, snap.symlinks)
 
     _load_column_lineage(spark, lineage, snap)
     snap.events = _table(spark, f"""
@@ -220,6 +253,23 @@ def load_snapshot(spark: SparkSession, settings: Settings) -> Snapshot:
         where event_id is not null
     """).sort_by([("event_time", "descending"), ("ingest_seq", "descending")])
     return snap
+
+
+def _load_versions(spark: SparkSession, lineage: str, snap: Snapshot) -> VersionState:
+    """Each job's version history, from the runs and run inputs and outputs already loaded."""
+    if snap.runs is None or snap.run_io is None:
+        return VersionState()
+    runs = snap.runs
+    runs_by_job = {job: runs.table.slice(start, stop - start).select(["uuid", "started_at", "created_at"]).to_pylist()
+                   for job, (start, stop) in runs.ranges.items()}
+    table = snap.run_io.table
+    io: dict[str, list[tuple[str, tuple[str, str]]]] = {}
+    for run, kind, namespace, name in zip(*(table.column(c).to_pylist() for c in (
+            "run_uuid", "io_type", "namespace_name", "name")), strict=True):
+        io.setdefault(run, []).append((kind, (namespace, name)))
+    jobs = {entry["uuid"]: (namespace, name) for (namespace, name), entry in snap.jobs.items()}
+    locations, nominal = load_run_details(spark, lineage)
+    return build_version_state(jobs, runs_by_job, io, locations, nominal)
 
 
 def _load_latest_runs(spark: SparkSession, lineage: str, snap: Snapshot) -> None:

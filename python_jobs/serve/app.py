@@ -147,9 +147,11 @@ class RequestFacts:
 class Collector:
     """The state behind the routes: the two landing writers and the counts."""
 
-    def __init__(self, config: CollectorConfig):
+    def __init__(self, config: CollectorConfig, on_accepted: Callable[[bytes], object] | None = None):
         self.config = config
         self.counts = CollectorCounts()
+        # Called on the event loop with each acknowledged event's line (the read API's live overlay).
+        self.on_accepted = on_accepted
         layout = config.landing
         self.events = GroupCommitWriter(
             layout.open_dir,
@@ -300,6 +302,21 @@ class Collector:
             counts.abandoned += 1
             await self.reject(facts, 400, str(error), error.partial, len(error.partial))
             return 400, _error(str(error)), []
+        return await self._land(facts, body)
+
+    async def submit(self, body: bytes, remote: str | None) -> Answer:
+        """An event the server wrote for a client (Marquez's legacy write calls, ``legacy_writes.py``):
+        counted, validated, kept or refused exactly like a posted one."""
+        self.counts.received += 1
+        answer = await self._land(RequestFacts(remote, ""), body)
+        if answer[0] == 201 and self.on_accepted is not None:
+            # One turn of the loop runs the hook _land scheduled: the caller reads the event back next.
+            await asyncio.sleep(0)
+        return answer
+
+    async def _land(self, facts: RequestFacts, body: bytes) -> Answer:
+        """Validates a whole decoded body and appends it to the landing file: 201, 400 or 503."""
+        counts = self.counts
         try:
             text = body.decode("utf-8")
         except UnicodeDecodeError as error:
@@ -319,6 +336,9 @@ class Collector:
             counts.failed += 1
             return 503, _error(f"the event could not be stored: {type(error).__name__}: {error}"), []
         counts.accepted += 1
+        if self.on_accepted is not None:
+            # After this answer is on its way: the hook never delays a 201.
+            asyncio.get_running_loop().call_soon(self.on_accepted, line)
         return 201, b"", []
 
     async def _bad_request(self, facts: RequestFacts, reason: str, body: bytes) -> Answer:
@@ -359,13 +379,15 @@ def create_app(
     extra_routes: Sequence[BaseRoute] = (),
     build_loop: BuildLoop | None = None,
     on_shutdown: Sequence[Callable[[], object]] = (),
+    on_accepted: Callable[[bytes], object] | None = None,
 ) -> Starlette:
     """The collector app. ``extra_routes`` are mounted after the collector's own; ``build_loop``
     (optional) starts with the app, seals the open landing file before each round, and stops
     (finishing its round) before the landing writers close; ``on_shutdown`` runs after that (the SQL
     endpoint stops there: uvicorn ends the process with the signal it caught once its shutdown is done).
-    ``app.state.collector`` is the ``Collector``."""
-    collector = Collector(config)
+    ``on_accepted`` gets each acknowledged event's line, after its durable append, on the event loop
+    (it must be quick). ``app.state.collector`` is the ``Collector``."""
+    collector = Collector(config, on_accepted)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

@@ -22,6 +22,7 @@ from python_jobs.ingest.lineage import IngestReport
 from python_jobs.landing import LandingLayout, ingest_sealed
 from python_jobs.ops.lock import WriterLockBusy, writer_lock
 from python_jobs.settings import Settings
+from python_jobs.warehouse.retention import RetentionSchedule
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,7 @@ class RoundReport:
     seconds: float
     error: str | None = None
     finished_at: float = field(default_factory=time.time)
+    retention: str | None = None  # what a scheduled retention did in this round
 
     @property
     def ok(self) -> bool:
@@ -42,7 +44,8 @@ class RoundReport:
             return f"round failed after {self.seconds:.1f}s (its files stay sealed; retried next tick): {self.error}"
         ingested = f"{self.files} files: {self.ingest.summary()}" if self.ingest else "no sealed files"
         build = "dbt build done" if self.built else "no build (nothing new)"
-        return f"round: {ingested}; {build}; {self.seconds:.1f}s"
+        retention = f"; {self.retention}" if self.retention else ""
+        return f"round: {ingested}; {build}{retention}; {self.seconds:.1f}s"
 
 
 def run_round(
@@ -52,16 +55,18 @@ def run_round(
     *,
     retry_build: bool = False,
     dbt_command: Sequence[str] = ("build",),
+    retention: RetentionSchedule | None = None,
 ) -> RoundReport:
     """One round: ingest the sealed landing files, then the incremental ``dbt_command`` when events
-    were accepted (or when ``retry_build``: the previous round failed). Raises on failure; the
-    caller reports it."""
+    were accepted (or when ``retry_build``: the previous round failed), then ``retention`` when it is
+    due. Raises on failure; the caller reports it."""
     started = time.monotonic()
     landed = ingest_sealed(spark, settings, layout)
     build = retry_build or (landed.report is not None and landed.report.accepted > 0)
     if build:
         run_dbt(settings, list(dbt_command))
-    return RoundReport(len(landed.files), landed.report, build, time.monotonic() - started)
+    retained = retention.run(spark, settings, started) if retention and retention.due(started) else None
+    return RoundReport(len(landed.files), landed.report, build, time.monotonic() - started, retention=retained)
 
 
 RoundFunction = Callable[[bool], RoundReport]  # called with retry_build
@@ -75,13 +80,15 @@ def locked_round(
     retry_build: bool = False,
     dbt_command: Sequence[str] = ("build",),
     lock_wait: float | None = None,
+    retention: RetentionSchedule | None = None,
 ) -> RoundReport:
     """``run_round`` under the warehouse writer lock. A round that cannot get the lock (another ingest,
     build or compaction holds it) does nothing and says who holds it; its files wait for the next tick."""
     started = time.monotonic()
     try:
         with writer_lock(settings, "serve --build-every (round)", lock_wait or None):
-            return run_round(spark, settings, layout, retry_build=retry_build, dbt_command=dbt_command)
+            return run_round(spark, settings, layout, retry_build=retry_build, dbt_command=dbt_command,
+                             retention=retention)
     except WriterLockBusy as exc:
         return RoundReport(0, None, False, time.monotonic() - started, error=str(exc))
 

@@ -15,7 +15,7 @@ from pyspark.sql import functions as F
 from python_jobs.ops.retired_folders import STAGING_TABLE_SUFFIX
 from python_jobs.settings import LAYERS, Settings
 
-VOLATILE_COLUMNS = frozenset({"ingested_at", "derived_at", "loaded_at"})
+VOLATILE_COLUMNS = frozenset({"ingested_at", "derived_at", "loaded_at", "erased_at"})
 
 
 def _row_hash(columns: list[str]) -> Column:

@@ -16,6 +16,13 @@ import shutil
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from pyspark.sql import SparkSession
+
+from python_jobs.dbt import run_dbt
+from python_jobs.ingest.lineage import ingest_lineage
+from python_jobs.settings import LAYERS, Settings
+from python_jobs.spark import ensure_schemas
+
 SEED_START = datetime(2026, 1, 5, 10, 0, tzinfo=UTC)
 SPARK_RUN_ID = "7d1e7c6a-3a52-4f07-9a37-0b7b0c3c2a11"
 SPEC_RUN_ID = "0c9e5a4e-8f7d-4b2f-b1c8-54f1d2a9e001"
@@ -79,3 +86,22 @@ def prepare_corpus(corpus: Path, out: Path) -> Path:
     (out / "spark_column_lineage.json").write_text(json.dumps(spark_events))
     (out / "spec_column_lineage.json").write_text(json.dumps(spec_example_event(corpus)))
     return out
+
+
+# The models the read API reads: what the Marquez API tests build.
+API_BUILD = ["build", "--select", "stg_lineage_events+", "facet_classification",
+             "--exclude", "dataset_schema_events", "dataset_lineage_graph", "--exclude-resource-type", "test"]
+
+
+def corpus_warehouse(spark: SparkSession, settings: Settings, prefix: str, inputs: list[Path],
+                     expected_events: int) -> Settings:
+    """A warehouse of its own (schema prefix ``prefix``, emptied first) with ``inputs`` ingested, every
+    event accepted, and the read API's models built."""
+    scoped = settings.with_prefix(prefix)
+    for layer in LAYERS:
+        spark.sql(f"drop database if exists {scoped.schema(layer)} cascade")
+    ensure_schemas(spark, scoped, LAYERS)
+    report = ingest_lineage(spark, scoped, inputs)
+    assert report.rejected == 0 and report.accepted == report.read == expected_events
+    run_dbt(scoped, API_BUILD)
+    return scoped

@@ -7,6 +7,8 @@ from pathlib import Path
 
 from python_jobs.tools.bench.plan import Plan, parse_bench_size
 from python_jobs.tools.bench.report import Area, Row, RunInfo, Target, render_report
+from python_jobs.tools.bench.retention import SECTION_END as RETENTION_END
+from python_jobs.tools.bench.retention import SECTION_START as RETENTION_START
 
 AREA_TITLES = (
     "Lineage ingest",
@@ -150,12 +152,14 @@ def test_bench_all_runs_an_area_in_the_shared_session(spark, settings, tmp_path:
 
     out = tmp_path / "BENCHMARKS.md"
     scale_section = f"{SECTION_START}\n## History scale\n\nmeasured by bench scale\n{SECTION_END}"
-    out.write_text(f"# An older report\n\n{scale_section}\n")
+    retention = f"{RETENTION_START}\n## Retention\n\nmeasured by bench retention\n{RETENTION_END}"
+    out.write_text(f"# An older report\n\n{scale_section}\n\n{retention}\n")
     command = "python -m python_jobs bench all --size 1000 --areas registry"
     report, timings = run_all(spark, settings, 1_000, out, tmp_path / "work", command, only=("registry",))
 
     assert out.read_text() == report
     assert existing_section(report) == scale_section and "An older report" not in report  # bench scale's kept
+    assert report.count(retention) == 1  # and bench retention's
     assert f"`{command}`" in report and "Smoke run" in report
     for name in ("cores", "memory", "CPU", "Python", "Java", "Spark", "dbt-core", "pyarrow", "duckdb"):
         assert f"| {name} |" in report

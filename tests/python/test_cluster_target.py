@@ -1,5 +1,6 @@
 """`--target cluster` against a real standalone master + worker, with its metastore in PostgreSQL (the session's
-throwaway server), gives the same warehouse as `local` on embedded Derby."""
+throwaway server) and Spark's code generation on, gives the same warehouse as `local` on embedded Derby with the
+suite's interpreted expressions."""
 
 from __future__ import annotations
 
@@ -72,6 +73,10 @@ def test_cluster_target_matches_local(sample_warehouse, spark, test_home, tmp_pa
             PYSPARK_DRIVER_PYTHON=sys.executable,
             DBT_TARGET_PATH=str(tmp_path / "dbt-target"),
             DBT_LOG_PATH=str(tmp_path / "dbt-logs"),
+            # Spark's code generation as users run it (the suite interprets, see conftest.py): the two warehouses
+            # must be equal across both evaluation modes too.
+            LINEAGE_WHOLE_STAGE_CODEGEN="true",
+            LINEAGE_EXPRESSION_CODEGEN="FALLBACK",
         )
         job = subprocess.run(
             [sys.executable, "-c", CLUSTER_JOB, str(out), str(test_home / "sample"), str(self_lineage_file),

@@ -400,9 +400,10 @@ def cli(monkeypatch, settings: Settings, argv: list[str], capsys) -> tuple[int, 
 
 
 def tables_in(spark, settings: Settings, *layers: str) -> list[str]:
-    # Session temporary views (dbt's `__dbt_tmp` of other tests) are listed with every database.
-    return [f"{layer}.{t.name}" for layer in layers for t in spark.catalog.listTables(settings.schema(layer))
-            if not t.isTemporary]
+    # Session temporary views (dbt's `__dbt_tmp` of other tests) are listed with every database. SQL rather than
+    # spark.catalog.listTables, which fails to decode its rows with expressions interpreted (see conftest.py).
+    return [f"{layer}.{row.tableName}" for layer in layers
+            for row in spark.sql(f"show tables in {settings.schema(layer)}").collect() if not row.isTemporary]
 
 
 def test_snapshot_dataset_names_that_cannot_name_a_table_are_refused(

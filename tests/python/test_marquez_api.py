@@ -10,6 +10,7 @@ The server is the app `python -m python_jobs serve --read-api` runs: the collect
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
@@ -19,39 +20,41 @@ import pytest
 from lineage_events import run_event  # tests/python is on sys.path
 from marquez_client import MarquezClient
 from marquez_client.errors import APIError
-from marquez_corpus import SEED_START, SPARK_RUN_ID, prepare_corpus  # tests/python is on sys.path
+from marquez_client.models import DatasetId, DatasetType, JobType
+from marquez_corpus import (  # tests/python is on sys.path
+    API_BUILD,
+    SEED_START,
+    SPARK_RUN_ID,
+    corpus_warehouse,
+    prepare_corpus,
+)
 from openlineage.client.transport.http import HttpConfig, HttpTransport
+from starlette.applications import Starlette
 
+from python_jobs import keys
 from python_jobs.dbt import run_dbt
 from python_jobs.ingest.lineage import ingest_lineage
 from python_jobs.landing import LandingLayout
 from python_jobs.marquez_api import MarquezReadApi, read_routes
 from python_jobs.marquez_api.api import job_type, tag_names
 from python_jobs.marquez_api.graph import render_text
+from python_jobs.marquez_api.job_versions import job_version_id
+from python_jobs.marquez_api.legacy_routes import legacy_write_routes
 from python_jobs.marquez_api.server import serve_app_in_thread
 from python_jobs.marquez_api.snapshot import RUN_ORDER, slices_by
+from python_jobs.marquez_api.sources import redacted, source_type
 from python_jobs.marquez_api.stats import intervals
 from python_jobs.serve.app import CollectorConfig, create_app
-from python_jobs.settings import LAYERS
-from python_jobs.spark import ensure_schemas
+from python_jobs.serve.build_loop import run_round
 
-BUILD = ["build", "--select", "stg_lineage_events+", "facet_classification",
-         "--exclude", "dataset_schema_events", "dataset_lineage_graph", "--exclude-resource-type", "test"]
 KITCHEN = "grandmas.kitchen"
 FOOD = "food_delivery"
 
 
 @pytest.fixture(scope="module")
 def warehouse(settings, spark, shared_corpus, tmp_path_factory):
-    scoped = settings.with_prefix("t_marquez_api_")
-    for layer in LAYERS:
-        spark.sql(f"drop database if exists {scoped.schema(layer)} cascade")
-    ensure_schemas(spark, scoped, LAYERS)
     events = prepare_corpus(shared_corpus, tmp_path_factory.mktemp("marquez-corpus"))
-    report = ingest_lineage(spark, scoped, [events])
-    assert report.rejected == 0 and report.accepted == report.read == 37
-    run_dbt(scoped, BUILD)
-    return scoped
+    return corpus_warehouse(spark, settings, "t_marquez_api_", [events], 37)
 
 
 @pytest.fixture(scope="module")
@@ -65,8 +68,14 @@ def landing(tmp_path_factory) -> LandingLayout:
 
 
 @pytest.fixture(scope="module")
-def base_url(api, landing) -> Iterator[str]:
-    app = create_app(CollectorConfig(landing), extra_routes=read_routes(api))
+def app(api, landing) -> Starlette:
+    """What ``serve --read-api`` runs: the collector, its accepted events laid over the read API."""
+    return create_app(CollectorConfig(landing), extra_routes=read_routes(api) + legacy_write_routes(api),
+                      on_accepted=api.live.accept)
+
+
+@pytest.fixture(scope="module")
+def base_url(app) -> Iterator[str]:
     with serve_app_in_thread(app) as url:
         yield url
 
@@ -255,8 +264,8 @@ def test_lineage_graph_of_the_apples(base_url):
         "dataset:backyard:crab.apples", "dataset:cupboard:apple.vinegar", "dataset:cupboard:sugar",
         "dataset:grandmas.kitchen:apple.cider", "dataset:grandmas.kitchen:apple.filling",
         "dataset:grandmas.kitchen:apple.pie", "dataset:grandmas.kitchen:apples",
-        "dataset:grandmas.kitchen:cinnamon", "dataset:laurents-orchard:red.delicious",
-        "job:grandmas.kitchen:gather_apples", "job:grandmas.kitchen:prepare_apple_cider",
+        "dataset:grandmas.kitchen:cinnamon", "job:grandmas.kitchen:gather_apples",
+        "job:grandmas.kitchen:prepare_apple_cider",
         "job:grandmas.kitchen:prepare_apple_filling", "job:grandmas.kitchen:prepare_apple_pie",
         "job:grandmas.kitchen:prepare_vinegar",
     }
@@ -268,10 +277,21 @@ def test_lineage_graph_of_the_apples(base_url):
                                 "destination": "dataset:grandmas.kitchen:apple.pie"}]
     assert [e["origin"] for e in nodes["dataset:grandmas.kitchen:apples"]["inEdges"]] == [
         "job:grandmas.kitchen:gather_apples"]
-    near = httpx.get(f"{base_url}/api/v1/lineage", params={"nodeId": f"dataset:{KITCHEN}:apple.pie", "depth": 1})
+    # laurents-orchard:red.delicious is out: only gather_apples' older run read it, and the graph has each
+    # job's current version (its latest run's inputs and outputs), as Marquez's.
+    old_input = {"namespace": "laurents-orchard", "name": "red.delicious"}
+    gathers = httpx.get(f"{base_url}/api/v1/namespaces/{KITCHEN}/jobs/gather_apples/versions").json()["versions"]
+    assert old_input not in gathers[0]["inputs"] and old_input in gathers[1]["inputs"]
+    # From a dataset the walk starts at its writer; depth counts jobs from there, as Marquez's.
+    near = httpx.get(f"{base_url}/api/v1/lineage", params={"nodeId": f"dataset:{KITCHEN}:apple.pie", "depth": 0})
     assert {n["id"] for n in near.json()["graph"]} == {
         "dataset:grandmas.kitchen:apple.filling", "dataset:grandmas.kitchen:apple.pie",
         "job:grandmas.kitchen:prepare_apple_pie"}
+    one = httpx.get(f"{base_url}/api/v1/lineage", params={"nodeId": f"dataset:{KITCHEN}:apple.pie", "depth": 1})
+    assert {n["id"] for n in one.json()["graph"]} == {
+        "dataset:grandmas.kitchen:apple.filling", "dataset:grandmas.kitchen:apple.pie",
+        "job:grandmas.kitchen:prepare_apple_pie", "job:grandmas.kitchen:prepare_apple_filling",
+        "dataset:cupboard:sugar", "dataset:grandmas.kitchen:apples", "dataset:grandmas.kitchen:cinnamon"}
     missing = httpx.get(f"{base_url}/api/v1/lineage", params={"nodeId": "dataset:nowhere:nothing"})
     assert missing.status_code == 404 and missing.json()["code"] == 404
 
@@ -362,6 +382,71 @@ def test_the_same_server_collects_events(base_url, landing, client):
     assert [json.loads(line)["run"]["runId"] for line in lines] == [event["run"]["runId"]]
 
 
+FRESH_RUN = "0000000d-0000-4000-8000-000000000000"
+FRESH_JOB = {"namespace": "fresh.jobs", "name": "fresh.loader"}
+FRESH_OUTPUT = {"namespace": "fresh.store", "name": "fresh.table"}
+
+
+def _fresh_answers(client: MarquezClient, base_url: str) -> dict:
+    """What the read API says of the fresh run: run, job, its runs, namespaces, datasets, lineage."""
+    job_node = f"job:{FRESH_JOB['namespace']}:{FRESH_JOB['name']}"
+    return {
+        "run": client.get_job_run(FRESH_RUN),
+        "job": client.get_job(FRESH_JOB["namespace"], FRESH_JOB["name"]),
+        "runs": client.list_job_runs(FRESH_JOB["namespace"], FRESH_JOB["name"]),
+        "namespaces": [client.get_namespace(n) for n in ("fresh.jobs", "fresh.store")],
+        "output": client.get_dataset(FRESH_OUTPUT["namespace"], FRESH_OUTPUT["name"]),
+        "versions": client.list_dataset_versions(FRESH_OUTPUT["namespace"], FRESH_OUTPUT["name"]),
+        "input": client.get_dataset(FOOD, "public.delivery_7_days"),
+        "lineage": httpx.get(f"{base_url}/api/v1/lineage", params={"nodeId": job_node, "depth": 1}).json(),
+    }
+
+
+def test_an_accepted_event_reads_at_once_and_the_same_after_the_build(
+        app, api, base_url, client, landing, spark, warehouse):
+    """A 201 is readable at once (the live overlay); the build round then absorbs it and the
+    answers do not change."""
+    transport = HttpTransport(HttpConfig.from_dict({"type": "http", "url": base_url}))
+    delivery = {"namespace": FOOD, "name": "public.delivery_7_days"}
+    start = run_event(eventType="START", eventTime="2026-02-01T10:00:00.123456Z", run={"runId": FRESH_RUN},
+                      job=FRESH_JOB, inputs=[delivery], outputs=[FRESH_OUTPUT])
+    complete = run_event(eventType="COMPLETE", eventTime="2026-02-01T10:02:00Z", run={"runId": FRESH_RUN},
+                         job=FRESH_JOB, inputs=[], outputs=[FRESH_OUTPUT])
+    for event in (start, complete):
+        assert transport.emit(event).status_code == 201
+    before = _fresh_answers(client, base_url)
+    run = before["run"]
+    assert (run["state"], run["startedAt"], run["endedAt"], run["durationMs"]) == (
+        "COMPLETED", "2026-02-01T10:00:00.123456Z", "2026-02-01T10:02:00Z", 119876)
+    current = client.get_dataset(FOOD, "public.delivery_7_days")["currentVersion"]
+    assert run["inputVersions"] == [{**delivery, "version": current}]
+    assert run["outputVersions"] == [{**FRESH_OUTPUT, "version": before["output"]["currentVersion"]}]
+    job = before["job"]
+    assert job["inputs"] == [delivery] and job["outputs"] == [FRESH_OUTPUT]
+    assert job["latestRun"]["id"] == FRESH_RUN and before["runs"]["totalCount"] == 1
+    assert before["versions"]["versions"][0]["createdByRun"]["id"] == FRESH_RUN
+    job_node = f"job:{FRESH_JOB['namespace']}:{FRESH_JOB['name']}"
+    edges = {(e["origin"], e["destination"]) for node in before["lineage"]["graph"] for e in node["outEdges"]
+             if job_node in (e["origin"], e["destination"])}
+    assert edges == {(f"dataset:{FOOD}:public.delivery_7_days", job_node),
+                     (job_node, f"dataset:{FRESH_OUTPUT['namespace']}:{FRESH_OUTPUT['name']}")}
+
+    # One build round as serve runs it: mark, seal, ingest + build, refresh.
+    api.live.begin_round()
+    app.state.collector.seal_now()
+    report = run_round(spark, warehouse, landing, dbt_command=API_BUILD)
+    assert report.built and report.ingest.accepted >= 2
+    assert _fresh_answers(client, base_url) == before  # the overlay still answers during the round
+    api.refresh(absorbed=report.ok)
+    assert api.live.pending_count() == 0
+    after = _fresh_answers(client, base_url)
+    # The new version's schema version comes from the build (empty and merged schemas are keyed
+    # there): null until then, as the README's freshness paragraph says. Everything else is the same.
+    assert before["versions"]["versions"][0].pop("schemaVersion") is None
+    assert after["versions"]["versions"][0].pop("schemaVersion") is not None
+    assert after == before
+
+
 def test_tags_from_facets_and_job_types():
     facet = {"tags": {"tags": [{"key": "pii", "value": "true", "source": "USER"}, {"key": "team"},
                                {"key": "email_tag", "field": "email"}, "not-a-tag"]}}
@@ -388,3 +473,290 @@ def test_stats_intervals():
     assert len(day) == 24 and day[-1].start == datetime(2026, 3, 29, 12, tzinfo=UTC)
     week = intervals("week", "Europe/Paris", now)
     assert [i.start.hour for i in week] == [23] * 7 and week[-1].end == datetime(2026, 3, 29, 22, tzinfo=UTC)
+
+
+def test_sources_from_data_source_facets(client):
+    listed = client.list_sources()
+    assert [s["name"] for s in listed["sources"]] == ["file", "food_delivery_db"] and listed["totalCount"] == 2
+    food = client.get_source("food_delivery_db")
+    # The seed's URI carries a password: the answer masks it.
+    assert food["connectionUrl"] == "postgres://food_delivery:****@postgres:5432/food_delivery"
+    assert food["type"] == "POSTGRES" and food["createdAt"].startswith("2026-01-0") and food["updatedAt"]
+    assert client.get_source("file")["type"] == "UNKNOWN"
+    with pytest.raises(APIError) as missing:
+        client.get_source("nowhere")
+    assert status_of(missing) == (404, {"code": 404, "message": "Source 'nowhere' not found."})
+
+
+def test_source_uris_lose_their_password_and_keep_the_rest():
+    assert redacted("postgres://me:secret@db:5432/x?ssl=1") == "postgres://me:****@db:5432/x?ssl=1"
+    assert redacted("postgres://me@db/x") == "postgres://me@db/x"
+    assert redacted("s3://bucket/a:b@c") == "s3://bucket/a:b@c"
+    assert redacted("file") == "file" and source_type("file") == "UNKNOWN"
+    assert source_type("postgresql+psycopg://h/db") == "POSTGRESQL+PSYCOPG"
+
+
+# -- job versions and point-in-time lineage -----------------------------------------------------
+# These tests add events to the shared warehouse (a namespace of their own) and rebuild it: they
+# come last, after the tests that count the corpus's events, jobs and runs.
+
+VERSIONS_NS = "versions.test"
+VERSIONS_DB = "versions.db"
+MIX_RUNS = ("0000000a-0000-4000-8000-000000000001", "0000000a-0000-4000-8000-000000000002")
+REPORT_RUN = "0000000a-0000-4000-8000-000000000003"
+SYMLINK_RUNS = ("0000000a-0000-4000-8000-000000000004", "0000000a-0000-4000-8000-000000000005")
+MIX_LOCATION = "https://git.example.com/pipelines/mix.py"
+BEFORE_CHANGE, AFTER_CHANGE = "2026-02-01T12:00:00Z", "2026-02-02T12:00:00Z"
+FACET = {"_producer": "https://example.com/tests", "_schemaURL": "https://openlineage.io/spec/facets/1-0-0/x.json"}
+
+
+def _versioned_run(run_id: str, job: str, start: str, inputs: list[str], outputs: list[str]) -> list[dict]:
+    """START at ``start`` (``2026-02-01T00``) and COMPLETE ten minutes later, with a nominal time, a
+    parent and a source code location."""
+    run = {"runId": run_id, "facets": {
+        "nominalTime": {**FACET, "nominalStartTime": f"{start}:00:00Z", "nominalEndTime": f"{start}:30:00Z"},
+        "parent": {**FACET, "run": {"runId": "0000000a-0000-4000-8000-0000000000ff"},
+                   "job": {"namespace": VERSIONS_NS, "name": "orchestrator"}},
+    }}
+    job_body = {"namespace": VERSIONS_NS, "name": job,
+                "facets": {"sourceCodeLocation": {**FACET, "type": "git", "url": MIX_LOCATION}}}
+    datasets = {
+        "inputs": [{"namespace": VERSIONS_DB, "name": name} for name in inputs],
+        "outputs": [{"namespace": VERSIONS_DB, "name": name,
+                     "facets": {"schema": {**FACET, "fields": [{"name": "x", "type": "INT"}]}}} for name in outputs],
+    }
+    return [run_event(eventType=kind, eventTime=f"{start}:{minute}:00Z", run=run, job=job_body, **datasets)
+            for kind, minute in (("START", "00"), ("COMPLETE", "10"))]
+
+
+HDFS, HIVE = "hdfs://namenode:8020", "hive://metastore:9083"
+TABLE_FILES, TABLE = "/warehouse/sales.db/orders", "sales.orders"
+
+
+def _symlinked_runs() -> list[dict]:
+    """``spark_write_orders`` writes the table's files, with the table as their symlink; then
+    ``hive_report`` reads the table by its name."""
+    written = {"namespace": HDFS, "name": TABLE_FILES, "facets": {"symlinks": {**FACET, "identifiers": [
+        {"namespace": HIVE, "name": TABLE, "type": "TABLE"}]}}}
+    return [
+        run_event(eventType="COMPLETE", eventTime="2026-02-03T01:00:00Z", run={"runId": SYMLINK_RUNS[0]},
+                  job={"namespace": VERSIONS_NS, "name": "spark_write_orders"}, inputs=[], outputs=[written]),
+        run_event(eventType="COMPLETE", eventTime="2026-02-03T02:00:00Z", run={"runId": SYMLINK_RUNS[1]},
+                  job={"namespace": VERSIONS_NS, "name": "hive_report"},
+                  inputs=[{"namespace": HIVE, "name": TABLE}], outputs=[]),
+    ]
+
+
+@pytest.fixture(scope="module")
+def versioned(warehouse, spark, api, tmp_path_factory) -> MarquezReadApi:
+    """Job ``mix`` read ``a`` on Feb 1st and ``b`` on Feb 2nd (writing ``out`` both times); ``report``
+    read ``out`` on Feb 1st. And a Spark job writing a table's files, named by a symlink that another
+    job reads (test_symlinks_join_the_table_and_its_files)."""
+    events = (_versioned_run(MIX_RUNS[0], "mix", "2026-02-01T00", ["a"], ["out"])
+              + _versioned_run(REPORT_RUN, "report", "2026-02-01T06", ["out"], ["report"])
+              + _versioned_run(MIX_RUNS[1], "mix", "2026-02-02T00", ["b"], ["out"])
+              + _symlinked_runs())
+    folder = tmp_path_factory.mktemp("versioned-events")
+    (folder / "versioned.json").write_text(json.dumps(events))
+    report = ingest_lineage(spark, warehouse, [folder])
+    assert report.rejected == 0 and report.accepted == len(events)
+    run_dbt(warehouse, API_BUILD)
+    api.refresh()
+    return api
+
+
+def _versions_url(base_url: str, job: str) -> str:
+    return f"{base_url}/api/v1/namespaces/{VERSIONS_NS}/jobs/{job}/versions"
+
+
+def test_job_versions_follow_the_changed_inputs(versioned, base_url, client):
+    """``mix`` read ``a`` then ``b``: two versions, newest first; the job's inputs are the new ones."""
+    listed = httpx.get(_versions_url(base_url, "mix")).json()
+    assert listed["totalCount"] == 2
+    new, old = listed["versions"]
+    assert [v["inputs"] for v in (new, old)] == [[{"namespace": VERSIONS_DB, "name": "b"}],
+                                                 [{"namespace": VERSIONS_DB, "name": "a"}]]
+    assert new["outputs"] == old["outputs"] == [{"namespace": VERSIONS_DB, "name": "out"}]
+    assert new["id"] == {"namespace": VERSIONS_NS, "name": "mix", "version": new["version"]}
+    assert (new["name"], new["namespace"], new["location"]) == ("mix", VERSIONS_NS, MIX_LOCATION)
+    assert new["createdAt"] == "2026-02-02T00:00:00Z" and old["createdAt"] == "2026-02-01T00:00:00Z"
+    assert new["latestRun"]["id"] == MIX_RUNS[1] and old["latestRun"]["id"] == MIX_RUNS[0]
+    assert new["version"] == job_version_id(VERSIONS_NS, "mix", [(VERSIONS_DB, "b")], [(VERSIONS_DB, "out")],
+                                            MIX_LOCATION)
+    paged = httpx.get(_versions_url(base_url, "mix"), params={"limit": 1, "offset": 1}).json()
+    assert paged == {"versions": [old], "totalCount": 2}
+    assert httpx.get(f"{_versions_url(base_url, 'mix')}/{old['version']}").json() == old
+    missing = httpx.get(f"{_versions_url(base_url, 'mix')}/00000000-0000-3000-8000-000000000000")
+    assert missing.status_code == 404 and missing.json()["code"] == 404
+    job = client.get_job(VERSIONS_NS, "mix")
+    assert job["currentVersion"] == new["version"]
+    assert job["inputs"] == [{"namespace": VERSIONS_DB, "name": "b"}]  # not a: the current version's only
+    assert job["outputs"] == [{"namespace": VERSIONS_DB, "name": "out"}]
+    assert (job["parentJobName"], job["parentJobUuid"]) == ("orchestrator", keys.job_uuid(VERSIONS_NS, "orchestrator"))
+    kitchen = client.get_job(KITCHEN, "prepare_apple_filling")  # the corpus: one version, no parent facet
+    assert kitchen["currentVersion"] == httpx.get(
+        _versions_url(base_url, "prepare_apple_filling").replace(VERSIONS_NS, KITCHEN)).json()["versions"][0]["version"]
+    assert kitchen["parentJobName"] is None and kitchen["parentJobUuid"] is None
+
+
+def test_runs_carry_their_job_version_dataset_versions_and_nominal_times(versioned, base_url, client):
+    runs = {r["id"]: r for r in client.list_job_runs(VERSIONS_NS, "mix")["runs"]}
+    listed = httpx.get(_versions_url(base_url, "mix")).json()["versions"]
+    versions = {v["latestRun"]["id"]: v["version"] for v in listed}
+    for run_id in MIX_RUNS:
+        run = runs[run_id]
+        assert run["jobVersion"] == {"namespace": VERSIONS_NS, "name": "mix", "version": versions[run_id]}
+        [written] = run["outputDatasetVersions"]
+        assert written["datasetVersionId"] == {"namespace": VERSIONS_DB, "name": "out",
+                                               "version": keys.dataset_version_uuid(VERSIONS_DB, "out", run_id)}
+        assert written["facets"] == {}
+        resolved = client.get_dataset_version(VERSIONS_DB, "out", written["datasetVersionId"]["version"])
+        assert resolved["version"] == written["datasetVersionId"]["version"]
+        assert resolved["createdByRun"]["id"] == run_id
+        assert resolved["createdByRun"]["jobVersion"] == run["jobVersion"]
+    assert (runs[MIX_RUNS[0]]["nominalStartTime"], runs[MIX_RUNS[0]]["nominalEndTime"]) == (
+        "2026-02-01T00:00:00Z", "2026-02-01T00:30:00Z")
+    # ``report`` read the version of ``out`` that mix's first run wrote.
+    [read] = client.get_job_run(REPORT_RUN)["inputDatasetVersions"]
+    assert read["datasetVersionId"]["name"] == "out"
+    assert client.get_dataset_version(VERSIONS_DB, "out", read["datasetVersionId"]["version"])["createdByRun"][
+        "id"] == MIX_RUNS[0]
+    assert client.get_job_run(SPARK_RUN_ID)["nominalStartTime"] is None  # no nominalTime facet
+
+
+def _graph(base_url: str, node_id: str, **params: object) -> dict[str, dict]:
+    response = httpx.get(f"{base_url}/api/v1/lineage", params={"nodeId": node_id, **params})
+    assert response.status_code == 200, response.text
+    return {n["id"]: n for n in response.json()["graph"]}
+
+
+def test_lineage_as_of_a_moment(versioned, base_url):
+    mix, a, b, out = (f"job:{VERSIONS_NS}:mix", f"dataset:{VERSIONS_DB}:a", f"dataset:{VERSIONS_DB}:b",
+                      f"dataset:{VERSIONS_DB}:out")
+    now = _graph(base_url, mix)
+    assert [e["origin"] for e in now[mix]["inEdges"]] == [b] and a not in now
+    before = _graph(base_url, mix, asOf=BEFORE_CHANGE)
+    assert [e["origin"] for e in before[mix]["inEdges"]] == [a]
+    assert b not in before  # b did not exist yet
+    assert before[mix]["data"]["latestRun"]["id"] == MIX_RUNS[0]
+    assert before[mix]["data"]["inputs"] == [{"namespace": VERSIONS_DB, "name": "a"}]
+    old_version = httpx.get(_versions_url(base_url, "mix")).json()["versions"][1]["version"]
+    assert before[mix]["data"]["currentVersion"] == old_version
+    assert before[out]["data"]["currentVersion"] == keys.dataset_version_uuid(VERSIONS_DB, "out", MIX_RUNS[0])
+    assert now[out]["data"]["currentVersion"] == keys.dataset_version_uuid(VERSIONS_DB, "out", MIX_RUNS[1])
+    after = _graph(base_url, mix, asOf=AFTER_CHANGE)
+    assert [e["origin"] for e in after[mix]["inEdges"]] == [b] and set(after) == set(now)
+    # From a dataset, the graph starts at its newest writer (or reader) of any version, as Marquez's:
+    # ``a`` was read by mix's old version only, so it shows alone beside mix's current graph.
+    from_a = _graph(base_url, a)
+    assert mix in from_a and from_a[a]["inEdges"] == from_a[a]["outEdges"] == []
+    assert set(_graph(base_url, a, asOf=BEFORE_CHANGE)) >= {a, mix, out}
+    for bad in ("yesterday", "2026-13-01T00:00:00Z"):
+        refused = httpx.get(f"{base_url}/api/v1/lineage", params={"nodeId": mix, "asOf": bad})
+        assert refused.status_code == 400 and refused.json()["code"] == 400
+    too_early = httpx.get(f"{base_url}/api/v1/lineage", params={"nodeId": mix, "asOf": "2020-01-01T00:00:00Z"})
+    assert too_early.status_code == 404
+
+
+def test_symlinks_join_the_table_and_its_files(versioned, base_url, client):
+    """The reader names the table, the writer its files: one graph, whichever name it starts from."""
+    files, table = f"dataset:{HDFS}:{TABLE_FILES}", f"dataset:{HIVE}:{TABLE}"
+    writer, reader = f"job:{VERSIONS_NS}:spark_write_orders", f"job:{VERSIONS_NS}:hive_report"
+    from_reader = _graph(base_url, reader)
+    assert set(from_reader) == {writer, files, reader} and table not in from_reader
+    assert [e["origin"] for e in from_reader[reader]["inEdges"]] == [files]
+    assert [e["destination"] for e in from_reader[files]["outEdges"]] == [reader]
+    assert set(_graph(base_url, table)) == set(_graph(base_url, files)) == set(from_reader)
+    assert set(_graph(base_url, table, asOf="2026-02-03T03:00:00Z")) == set(from_reader)  # asOf resolves it too
+    too_early = httpx.get(f"{base_url}/api/v1/lineage", params={"nodeId": table, "asOf": BEFORE_CHANGE})
+    assert too_early.status_code == 404 and "as of" in too_early.json()["message"]
+    # The reader's events name the table, so it keeps its own entry; the job's inputs, from the graph, name
+    # the main dataset.
+    assert client.get_dataset(HIVE, TABLE)["id"] == {"namespace": HIVE, "name": TABLE}
+    assert client.get_job(VERSIONS_NS, "hive_report")["inputs"] == [{"namespace": HDFS, "name": TABLE_FILES}]
+
+
+def test_lineage_page_as_of(versioned, base_url):
+    page = httpx.get(base_url + "/", params={"nodeId": f"job:{VERSIONS_NS}:mix", "asOf": BEFORE_CHANGE})
+    assert page.status_code == 200 and 'id="as-of"' in page.text
+    assert f'"asOf":"{BEFORE_CHANGE}"' in page.text
+    assert f"dataset:{VERSIONS_DB}:a" in page.text and f"dataset:{VERSIONS_DB}:b" not in page.text
+    refused = httpx.get(base_url + "/", params={"asOf": "not a time"})
+    assert refused.status_code == 400
+
+
+# -- every marquez_client method ---------------------------------------------------------------
+# Last, as the versions tests: its writes add a namespace, a source and events to the shared warehouse.
+
+CLIENT_NS = "client.calls"
+
+
+def _names(rows: list[dict]) -> set[str]:
+    return {row["name"] for row in rows}
+
+
+def test_every_marquez_client_method(client, api):
+    """Each method marquez-python has, as its users call it: the writes answer at once (the legacy
+    writes through the live overlay) and the reads see them."""
+    methods = {name for name in dir(MarquezClient) if not name.startswith("_")}
+    called: set[str] = set()
+
+    def call(name: str, *args, **kwargs):
+        called.add(name)
+        return getattr(client, name)(*args, **kwargs)
+
+    namespace = call("create_namespace", CLIENT_NS, "data-team", "made by marquez_client")
+    assert (namespace["name"], namespace["ownerName"], namespace["description"]) == (
+        CLIENT_NS, "data-team", "made by marquez_client")
+    assert call("get_namespace", CLIENT_NS) == namespace
+    assert CLIENT_NS in _names(call("list_namespaces", limit=1000)["namespaces"])
+    kitchen = call("create_namespace", KITCHEN, "grandma")  # an existing namespace keeps its creation time
+    assert kitchen["ownerName"] == "grandma" and kitchen["createdAt"] < kitchen["updatedAt"]
+
+    source = call("create_source", "client_pg", "postgresql", "postgresql://etl:hunter2@db:5432/wh", "the warehouse")
+    assert (source["type"], source["connectionUrl"], source["description"]) == (
+        "POSTGRESQL", "postgresql://etl:****@db:5432/wh", "the warehouse")
+    assert call("get_source", "client_pg") == source
+    assert "client_pg" in _names(call("list_sources")["sources"])
+
+    orders, loaded = DatasetId(FOOD, "public.orders"), DatasetId(CLIENT_NS, "loaded")
+    job = call("create_job", CLIENT_NS, "load", JobType.BATCH, location="https://git.example.com/load.py",
+               inputs=[orders], outputs=[loaded], description="loads the orders")
+    assert job["id"] == {"namespace": CLIENT_NS, "name": "load"} and job["type"] == "BATCH"
+    run = call("create_job_run", CLIENT_NS, "load", nominal_start_time="2026-03-01T00:00:00Z",
+               run_args={"full": "true"})
+    assert run["state"] == "NEW" and run["nominalStartTime"] == "2026-03-01T00:00:00Z"
+    assert call("mark_job_run_as_started", run["id"])["state"] == "RUNNING"
+    dataset = call("create_dataset", CLIENT_NS, "loaded", DatasetType.DB_TABLE, "loaded", "client_pg",
+                   description="the loaded orders", run_id=run["id"],
+                   fields=[{"name": "order_id", "type": "INTEGER"}])
+    assert dataset["id"] == {"namespace": loaded.namespace, "name": loaded.name}
+    assert call("mark_job_run_as_completed", run["id"])["state"] == "COMPLETED"
+    for name, state in (("mark_job_run_as_failed", "FAILED"), ("mark_job_run_as_aborted", "ABORTED")):
+        other = call("create_job_run", CLIENT_NS, "load", run_id=str(uuid.uuid5(uuid.NAMESPACE_URL, name)))
+        assert call(name, other["id"])["state"] == state
+
+    assert call("get_job", CLIENT_NS, "load")["latestRun"]["id"] in {r["id"] for r in call(
+        "list_job_runs", CLIENT_NS, "load")["runs"]}
+    assert "load" in _names(call("list_jobs", CLIENT_NS)["jobs"])
+    assert call("get_job_run", run["id"])["outputDatasetVersions"][0]["datasetVersionId"]["name"] == "loaded"
+    assert call("get_dataset", CLIENT_NS, "loaded")["id"]["name"] == "loaded"
+    assert "loaded" in _names(call("list_datasets", CLIENT_NS)["datasets"])
+    # Two versions: the job's definition named it first (a version without a run), then the run wrote it.
+    versions = call("list_dataset_versions", CLIENT_NS, "loaded")["versions"]
+    [written] = [v for v in versions if v["createdByRun"] and v["createdByRun"]["id"] == run["id"]]
+    assert len(versions) == 2 and versions[0] == written
+    assert call("get_dataset_version", CLIENT_NS, "loaded", written["version"])["createdByRun"]["id"] == run["id"]
+
+    assert call("create_tag", "client-made", "a tag from the client") == {
+        "name": "client-made", "description": "a tag from the client"}
+    assert "client-made" in call("tag_dataset", FOOD, "public.orders", "client-made")["tags"]
+    tagged = call("tag_dataset_field", FOOD, "public.orders", "id", "client-made")
+    assert {f["name"]: f["tags"] for f in tagged["fields"]}["id"] == ["CLIENT-MADE"]
+    assert {"name": "client-made", "description": "a tag from the client"} in call("list_tags")["tags"]
+
+    assert call("list_events")["events"] and call("list_events", FOOD)["events"]
+    assert call("get_column_lineage_by_dataset", FOOD, "public.orders_7_days")["graph"]
+    assert call("get_column_lineage_by_dataset_field", FOOD, "public.orders_7_days", "order_id")["graph"]
+    assert call("get_column_lineage_by_job", FOOD, "etl_orders_7_days")["graph"]
+    assert called == methods

@@ -12,32 +12,28 @@ target/marquez_web_ui_job_panel.png (docs/ has the README's copy).
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from browser import DevTools  # tests/python is on sys.path
-from marquez_corpus import prepare_corpus  # tests/python is on sys.path
+from marquez_corpus import corpus_warehouse, prepare_corpus  # tests/python is on sys.path
 
 from python_jobs.cli import main
-from python_jobs.dbt import run_dbt
-from python_jobs.ingest.lineage import ingest_lineage
 from python_jobs.landing import LandingLayout
 from python_jobs.marquez_api import MarquezReadApi, read_routes
 from python_jobs.marquez_api.server import serve_app_in_thread
 from python_jobs.marquez_api.web_ui import PAGE_PATH_BESIDE_UI, WEB_UI_ENV, check_web_ui, web_ui_dir, web_ui_routes
 from python_jobs.serve.app import CollectorConfig, create_app
-from python_jobs.settings import LAYERS, PROJECT_DIR
-from python_jobs.spark import ensure_schemas
+from python_jobs.settings import PROJECT_DIR
 
 WEB_UI = PROJECT_DIR.parent / "shared" / "marquez-web" / "dist"
 SCREENSHOT = PROJECT_DIR / "target" / "marquez_web_ui_job_panel.png"
 WINDOW = (1400, 900)
-BUILD = ["build", "--select", "stg_lineage_events+", "facet_classification",
-         "--exclude", "dataset_schema_events", "dataset_lineage_graph", "--exclude-resource-type", "test"]
 FOOD = "food_delivery"
 STREAM_JOB = "orders_stream"
 PRODUCER = "https://github.com/example/lineage-warehouse/tests"
@@ -66,6 +62,17 @@ def streaming_event(now: datetime) -> dict[str, Any]:
     }
 
 
+def today_for_a_while(margin: timedelta = timedelta(minutes=20)) -> datetime:
+    """Now, once the UTC day has at least ``margin`` left: the dashboard and the events page show today's
+    events, so an event sent just before midnight would be gone from them by the time the pages open."""
+    now = datetime.now(UTC)
+    midnight = (now + timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)
+    if midnight - now < margin:
+        time.sleep((midnight - now).total_seconds() + 1)
+        now = datetime.now(UTC)
+    return now.replace(microsecond=0)
+
+
 @pytest.fixture(scope="module")
 def web_ui() -> Path:
     if not (WEB_UI / "index.html").is_file():
@@ -75,17 +82,11 @@ def web_ui() -> Path:
 
 @pytest.fixture(scope="module")
 def warehouse(web_ui, settings, spark, shared_corpus, tmp_path_factory):
-    scoped = settings.with_prefix("t_marquez_web_ui_")
-    for layer in LAYERS:
-        spark.sql(f"drop database if exists {scoped.schema(layer)} cascade")
-    ensure_schemas(spark, scoped, LAYERS)
     folder = tmp_path_factory.mktemp("marquez-web-ui")
     ours = folder / "streaming.ndjson"
-    ours.write_text(json.dumps(streaming_event(datetime.now(UTC).replace(microsecond=0))) + "\n", encoding="utf-8")
-    report = ingest_lineage(spark, scoped, [prepare_corpus(shared_corpus, folder / "corpus"), ours])
-    assert report.rejected == 0 and report.accepted == report.read == 38
-    run_dbt(scoped, BUILD)
-    return scoped
+    ours.write_text(json.dumps(streaming_event(today_for_a_while())) + "\n", encoding="utf-8")
+    corpus = prepare_corpus(shared_corpus, folder / "corpus")
+    return corpus_warehouse(spark, settings, "t_marquez_web_ui_", [corpus, ours], 38)
 
 
 @pytest.fixture(scope="module")

@@ -402,6 +402,11 @@ def collector_table(measured: Any) -> Area:
                          target=COLLECTOR_RATE_TARGET, value=durable["events_per_s"]))
             area.add(Row(f"p99 at {clients} clients (goal)", f"{durable['p99_ms']:.1f} ms",
                          target=COLLECTOR_P99_TARGET, value=durable["p99_ms"]))
+    if measured.live_freshness:
+        live = measured.live_freshness
+        area.add(Row(f"read API freshness: 201 to GET /api/v1/jobs/runs/{{id}} ({len(live)} events, build loop beside)",
+                     f"p50 {collector.percentile(live, 0.5) * 1000:.0f} ms, "
+                     f"p95 {collector.percentile(live, 0.95) * 1000:.0f} ms"))
     if len(measured.freshness) > 1:
         later = measured.freshness[1:]
         area.add(Row("freshness: 201 to visible in lineage.runs (serve --build-every 5s), after the first build",

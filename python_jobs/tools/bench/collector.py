@@ -6,14 +6,19 @@ fsync (durable 201s) and once without (the upper bound the durable path is compa
 processes share the machine's cores, so the figures are a lower bound of what a dedicated host gets;
 the load average is printed next to them because other work on the machine moves them.
 
-Freshness: the collector app and its build loop run in this process (one Spark session); single
-events are posted and the time from their 201 to their run being visible in ``lineage.runs`` (queried
-after each round) is reported. The first round builds every model, so it is reported apart.
+Freshness: the collector app, the read API and the build loop run in this process (one Spark session),
+as ``serve --build-every --read-api`` runs them. Read API freshness: events are posted one at a time
+with openlineage-python's HttpTransport and the time from each 201 to its run answering in
+``GET /api/v1/jobs/runs/{id}`` (the live overlay) is timed, p50/p95, while the build loop runs beside.
+Warehouse freshness: single events are posted and the time from their 201 to their run being visible
+in ``lineage.runs`` (queried after each round) is reported. The first round builds every model, so it
+is reported apart.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import statistics
@@ -21,7 +26,7 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
@@ -29,6 +34,7 @@ import uvicorn
 
 from python_jobs.landing import LandingLayout
 from python_jobs.lineage.models import core_selection
+from python_jobs.marquez_api import MarquezReadApi, read_routes
 from python_jobs.ports import free_port
 from python_jobs.serve.app import LINEAGE_PATH, CollectorConfig, create_app
 from python_jobs.serve.build_loop import BuildLoop, RoundReport, run_round
@@ -73,6 +79,8 @@ class CollectorBench:
     results: dict[tuple[bool, int], dict]
     mean_event_bytes: float
     freshness: list[float]
+    # Seconds from 201 to the run answering in the read API, per event.
+    live_freshness: list[float] = field(default_factory=list)
 
     def ratio(self, clients: int) -> float:
         bound = self.results[(False, clients)]["events_per_s"]
@@ -87,6 +95,7 @@ def run_collector_bench(
     freshness: bool = True,
     freshness_every: float = 5.0,
     freshness_events: int = 3,
+    live_events: int = 50,
 ) -> CollectorBench:
     work_dir.mkdir(parents=True, exist_ok=True)
     events_file = work_dir / "events.ndjson"
@@ -125,14 +134,48 @@ def run_collector_bench(
     print()
     print(table.table())
     samples: list[float] = []
+    live: list[float] = []
     if freshness:
         print()
-        samples = measure_freshness(settings, work_dir, freshness_every, freshness_events)
-    return CollectorBench(results, mean_size, samples)
+        samples, live = measure_freshness(settings, work_dir, freshness_every, freshness_events, live_events)
+    return CollectorBench(results, mean_size, samples, live)
 
 
-def measure_freshness(settings: Settings, work_dir: Path, every: float, count: int) -> list[float]:
-    """Seconds from 201 to visible in ``lineage.runs``, per event (the first one pays the first build)."""
+def percentile(samples: list[float], fraction: float) -> float:
+    """The nearest-rank percentile."""
+    ordered = sorted(samples)
+    return ordered[max(0, min(len(ordered) - 1, math.ceil(fraction * len(ordered)) - 1))]
+
+
+def measure_live_freshness(base_url: str, count: int, seed: int) -> list[float]:
+    """Seconds from each event's 201 (openlineage-python's HttpTransport) to its run answering in
+    GET /api/v1/jobs/runs/{id}, polled every millisecond; events posted one at a time."""
+    # Heavy (openlineage.client): imported when this part runs, not with the bench modules.
+    from openlineage.client.transport.http import HttpConfig, HttpTransport
+
+    transport = HttpTransport(HttpConfig.from_dict({"type": "http", "url": base_url}))
+    samples: list[float] = []
+    with httpx.Client(base_url=base_url) as reader:
+        for event in events(SyntheticSpec(events=count, seed=seed)):
+            run_id = event["run"]["runId"].lower()
+            response = transport.emit(event)
+            acknowledged = time.monotonic()
+            if response.status_code != 201:
+                raise RuntimeError(f"the collector answered {response.status_code}")
+            deadline = acknowledged + 60
+            while reader.get(f"/api/v1/jobs/runs/{run_id}").status_code != 200:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"run {run_id} not readable 60 s after its 201")
+                time.sleep(0.001)
+            samples.append(time.monotonic() - acknowledged)
+    return samples
+
+
+def measure_freshness(
+    settings: Settings, work_dir: Path, every: float, count: int, live_count: int = 0
+) -> tuple[list[float], list[float]]:
+    """Seconds from 201 to visible in ``lineage.runs``, per event (the first one pays the first build),
+    and (``live_count`` events, first) seconds from 201 to readable in the read API."""
     spark = get_spark(settings)
     scoped = settings.with_prefix(f"{settings.schema_prefix}bench_fresh_{int(time.time())}_")
     landing = LandingLayout(work_dir / "landing-freshness")
@@ -157,11 +200,16 @@ def measure_freshness(settings: Settings, work_dir: Path, every: float, count: i
 
     # The lineage core's models: an empty warehouse prefix has no snapshot or registry sources.
     command = ["build", *core_selection(settings)]
+    # Wired as serve wires it (commands/serve.py): the round mark before the seal, the refresh after.
+    api = MarquezReadApi(spark, scoped)
     loop = BuildLoop(lambda retry: run_round(spark, scoped, landing, retry_build=retry, dbt_command=command), every,
-                     after_round=[check_visible])
+                     after_round=[check_visible, lambda report: api.refresh(absorbed=report.ok)],
+                     before_round=[api.live.begin_round])
     port = free_port()
+    app = create_app(CollectorConfig(landing), build_loop=loop, extra_routes=read_routes(api),
+                     on_accepted=api.live.accept)
     server = uvicorn.Server(uvicorn.Config(
-        create_app(CollectorConfig(landing), build_loop=loop), host="127.0.0.1", port=port,
+        app, host="127.0.0.1", port=port,
         log_level="warning", access_log=False, lifespan="on", **HttpLimits().uvicorn_options(),
     ))
     thread = threading.Thread(target=server.run, daemon=True)
@@ -170,7 +218,14 @@ def measure_freshness(settings: Settings, work_dir: Path, every: float, count: i
         time.sleep(0.05)
     samples = list(events(SyntheticSpec(events=2 * count, seed=int(time.time()))))[::2][:count]
     freshness: list[float] = []
+    live: list[float] = []
     try:
+        if live_count:
+            live = measure_live_freshness(f"http://127.0.0.1:{port}", live_count, seed=int(time.time()) + 1)
+            print(f"read API freshness (201 to GET /api/v1/jobs/runs/{{id}}, {len(live)} events, build every "
+                  f"{every:g}s beside): p50 {percentile(live, 0.5) * 1000:.1f} ms, p95 "
+                  f"{percentile(live, 0.95) * 1000:.1f} ms, max {max(live) * 1000:.1f} ms; load {load_average()}",
+                  flush=True)
         with httpx.Client(base_url=f"http://127.0.0.1:{port}") as client:
             for event in samples:
                 run_id = event["run"]["runId"].lower()
@@ -193,4 +248,4 @@ def measure_freshness(settings: Settings, work_dir: Path, every: float, count: i
         later = freshness[1:]
         print(f"freshness after the first build: median {statistics.median(later):.1f}s, max {max(later):.1f}s "
               f"(build every {every:g}s)", flush=True)
-    return freshness
+    return freshness, live

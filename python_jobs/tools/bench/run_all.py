@@ -14,7 +14,7 @@ from pyspark.sql import SparkSession
 
 from python_jobs.serve.sql_endpoint import SqlEndpoint
 from python_jobs.settings import Settings
-from python_jobs.tools.bench import areas, environment, plots
+from python_jobs.tools.bench import areas, environment, plots, retention
 from python_jobs.tools.bench.harness import load_average, timed
 from python_jobs.tools.bench.plan import DEFAULT_AREAS, DEFAULT_SIZE, Plan
 from python_jobs.tools.bench.report import Area, RunInfo, render_report
@@ -94,9 +94,15 @@ def run_all(
         smoke=smoke,
     )
     text = render_report(info, tables, timings, plot_files)
-    kept = scale_section or (existing_section(out.read_text()) if out.exists() else None)
+    previous = out.read_text() if out.exists() else ""
+    # The sections that have commands of their own: `bench scale`'s (unless this run measured it) and `bench
+    # retention`'s are kept.
+    kept = scale_section or existing_section(previous)
     if kept:
         text = replace_section(text, kept)
+    kept = retention.existing_section(previous)
+    if kept:
+        text = retention.replace_section(text, kept)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text)
     return text, timings

@@ -13,7 +13,8 @@ restored to the same path because the metastore records absolute table locations
 
 The chain: empty → ``ingest lineage`` of a batch with bad lines and duplicates (scenario ``ingest``) →
 the generated sample → ``dbt build`` (``build-first``) → a second batch → ``dbt build``
-(``build-incremental``) → ``warehouse compact --min-files 2`` (``compact``). More scenarios (the collector's
+(``build-incremental``) → ``warehouse compact --min-files 2`` (``compact``) → ``warehouse retain`` with a cut-off
+inside the sample's history and its full rebuild (``retain``). More scenarios (the collector's
 load) are added to ``STEPS`` with the state they start from.
 """
 
@@ -63,6 +64,10 @@ class Step:
 BUILD = ("dbt", "build", "--vars", json.dumps({"sample_inputs": True}))
 
 
+# Inside the history of both batches and the sample (which start on 2026-01-01).
+RETAIN_BEFORE = "2026-01-02T00:00:00Z"
+
+
 def default_steps(batch_one: Path, batch_two: Path) -> list[Step]:
     return [
         Step("empty", "batch-one", ("ingest", "lineage", str(batch_one)), "ingest"),
@@ -71,10 +76,12 @@ def default_steps(batch_one: Path, batch_two: Path) -> list[Step]:
         Step("built", "batch-two", ("ingest", "lineage", str(batch_two))),
         Step("batch-two", "rebuilt", BUILD, "build-incremental"),
         Step("rebuilt", "compacted", ("warehouse", "compact", "--min-files", "2"), "compact"),
+        Step("compacted", "retained", ("warehouse", "retain", "--before", RETAIN_BEFORE, "--vars", BUILD[-1]),
+             "retain"),
     ]
 
 
-SCENARIOS = ("ingest", "build-first", "build-incremental", "compact", "collector")
+SCENARIOS = ("ingest", "build-first", "build-incremental", "compact", "retain", "collector")
 # The collector scenario is not a step of the chain: it loads its own events into an empty home.
 COLLECTOR = "collector"
 COLLECTOR_EVENTS = 400
