@@ -190,6 +190,8 @@ def load_snapshot(spark: SparkSession, settings: Settings) -> Snapshot:
         select event_time, ingest_seq, ingest_block, job_namespace, event_type from {raw}
         where event_id is not null
     """).sort_by([("event_time", "descending"), ("ingest_seq", "descending")])
+    # Arrow keeps freed buffers for reuse; the sorts above left their inputs' behind.
+    pa.default_memory_pool().release_unused()
     return snap
 
 
