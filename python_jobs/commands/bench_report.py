@@ -9,7 +9,7 @@ from pathlib import Path
 from python_jobs.errors import UserFacingError
 from python_jobs.settings import PROJECT_DIR, load_settings
 from python_jobs.spark import get_spark
-from python_jobs.tools.bench.plan import ALL_AREAS, DEFAULT_SIZE, NAMED_SIZES, parse_bench_size
+from python_jobs.tools.bench.plan import ALL_AREAS, DEFAULT_AREAS, DEFAULT_SIZE, NAMED_SIZES, parse_bench_size
 
 
 def register(groups: dict[str, argparse._SubParsersAction]) -> None:
@@ -30,8 +30,9 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
         f"{sizes})",
     )
     bench.add_argument(
-        "--areas", default=",".join(ALL_AREAS),
-        help=f"comma-separated areas to run (default all: {','.join(ALL_AREAS)}); a partial report is a smoke run",
+        "--areas", default=",".join(DEFAULT_AREAS),
+        help=f"comma-separated areas to run (default: {','.join(DEFAULT_AREAS)}); a partial report is a smoke run. "
+        "scale (off by default: hours) runs `bench scale` at --size, 3x and 10x into its own section",
     )
     bench.add_argument("--out", type=Path, default=PROJECT_DIR / "BENCHMARKS.md", help="report file")
     bench.add_argument("--work-dir", type=Path, default=None,
@@ -55,7 +56,7 @@ def selected_areas(text: str) -> tuple[str, ...]:
 def reproducing_command(args: argparse.Namespace) -> str:
     parts = ["python -m python_jobs bench all", f"--size {shlex.quote(args.size)}"]
     out = args.out.resolve()
-    if selected_areas(args.areas) != ALL_AREAS:
+    if selected_areas(args.areas) != DEFAULT_AREAS:
         parts.append(f"--areas {shlex.quote(args.areas)}")
     if out != (PROJECT_DIR / "BENCHMARKS.md").resolve():
         parts.append(f"--out {shlex.quote(str(args.out))}")

@@ -13,10 +13,11 @@ binary search, not a scan of the runs.
 from __future__ import annotations
 
 import json
-from bisect import bisect_right
-from collections.abc import Iterable
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
 
 from python_jobs.keys import name_uuid
 from python_jobs.marquez_api.graph import LineageGraph, dataset_node_id, job_node_id
@@ -65,70 +66,144 @@ class RunDefinition:
 
 @dataclass
 class JobVersion:
-    """One version of a job and the runs that ran it (newest first)."""
+    """One version of a job: its definition, when its first run was created, and its newest run."""
 
     version: str
     inputs: tuple[DatasetRef, ...]
     outputs: tuple[DatasetRef, ...]
     location: str | None
     created_at: datetime | None
-    runs: list[RunDefinition] = field(default_factory=list)
+    latest_run: RunDefinition
+    run_count: int = 1
 
-    @property
-    def latest_run(self) -> RunDefinition:
-        return self.runs[0]
+
+_NEVER = datetime.min.replace(tzinfo=UTC)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+NO_TIME = np.iinfo(np.int64).min  # a run time that is missing, in microseconds since the epoch
+
+
+def to_micros(moment: datetime | None) -> int:
+    moment = aware(moment)
+    return NO_TIME if moment is None else (moment - _EPOCH) // timedelta(microseconds=1)
+
+
+def from_micros(value: int) -> datetime | None:
+    return None if value == NO_TIME else _EPOCH + timedelta(microseconds=int(value))
+
+
+@dataclass
+class RunDefinitions:
+    """One job's runs as columns, in rank order (newest first: Marquez's ``started_at desc nulls
+    last``, then creation): a run costs a few numbers here, not an object. ``version_of_run`` indexes
+    ``definitions``: each distinct (inputs, outputs, location) once."""
+
+    run_uuids: Sequence[str]
+    started: np.ndarray  # microseconds since the epoch, NO_TIME where missing
+    created: np.ndarray
+    version_of_run: np.ndarray
+    definitions: list[tuple[str, tuple[DatasetRef, ...], tuple[DatasetRef, ...], str | None]]
+
+    def __len__(self) -> int:
+        return len(self.version_of_run)
+
+    def run(self, rank: int) -> RunDefinition:
+        version, inputs, outputs, location = self.definitions[int(self.version_of_run[rank])]
+        uuid = self.run_uuids[rank]
+        return RunDefinition(
+            run_uuid=uuid if isinstance(uuid, str) else uuid.as_py(), rank=int(rank),
+            started_at=from_micros(int(self.started[rank])), created_at=from_micros(int(self.created[rank])),
+            inputs=inputs, outputs=outputs, location=location, version=version,
+        )
 
 
 @dataclass
 class JobHistory:
     namespace: str
     name: str
-    # Runs in time order (oldest first); runs without any time come first and count as always there.
-    by_moment: list[RunDefinition]
-    moments: list[datetime]
-    # newest_upto[i]: the newest run (lowest rank) of by_moment[: i + 1].
-    newest_upto: list[RunDefinition]
+    runs: RunDefinitions
     versions: dict[str, JobVersion]
     # Newest first: by creation (a version's first run), as Marquez lists job versions.
     version_order: list[str]
-    current: RunDefinition | None
+    # The ranks in time order (oldest first; runs without any time come first and count as always
+    # there), their times, and per prefix the newest run (lowest rank): "the version current at time
+    # T" is one binary search, not a scan of the runs.
+    moment_order: np.ndarray
+    moments: np.ndarray
+    newest_upto: np.ndarray
+
+    @property
+    def current(self) -> RunDefinition | None:
+        return self.runs.run(0) if len(self.runs) else None
 
     def run_as_of(self, moment: datetime) -> RunDefinition | None:
         """The job's latest run among those that had started (or been created) by ``moment``."""
-        count = bisect_right(self.moments, moment)
-        return self.newest_upto[count - 1] if count else None
+        count = int(np.searchsorted(self.moments, to_micros(moment), side="right"))
+        return self.runs.run(int(self.newest_upto[count - 1])) if count else None
 
     def version_as_of(self, moment: datetime | None) -> JobVersion | None:
         run = self.current if moment is None else self.run_as_of(moment)
         return self.versions[run.version] if run is not None else None
 
+    def runs_by(self, moment: datetime, limit: int) -> list[RunDefinition]:
+        """The newest ``limit`` runs (by rank) that had started (or been created) by ``moment``."""
+        count = int(np.searchsorted(self.moments, to_micros(moment), side="right"))
+        return [self.runs.run(int(rank)) for rank in np.sort(self.moment_order[:count])[:limit]]
 
-_NEVER = datetime.min.replace(tzinfo=UTC)
+    def runs_of_version(self, version: str) -> list[RunDefinition]:
+        """The runs that ran ``version``, newest first."""
+        wanted = next(i for i, d in enumerate(self.runs.definitions) if d[0] == version)
+        return [self.runs.run(int(rank)) for rank in np.flatnonzero(self.runs.version_of_run == wanted)]
+
+
+def history_of_columns(namespace: str, name: str, runs: RunDefinitions) -> JobHistory:
+    """The history of one job's runs (rank order)."""
+    started, created = runs.started, runs.created
+    moment = np.where(started != NO_TIME, started, created)
+    ranks = np.arange(len(runs), dtype=np.int64)
+    # Missing times sort first as the earliest possible moment, as ``_NEVER`` did.
+    never = to_micros(_NEVER)
+    moment = np.where(moment == NO_TIME, never, moment)
+    order = np.lexsort((-ranks, moment))
+    first_time = np.where(created != NO_TIME, created, started)
+    versions: dict[str, JobVersion] = {}
+    for index, (version, inputs, outputs, location) in enumerate(runs.definitions):
+        members = np.flatnonzero(runs.version_of_run == index)
+        if len(members) == 0:
+            continue
+        times = first_time[members]
+        times = times[times != NO_TIME]
+        versions[version] = JobVersion(
+            version, inputs, outputs, location, from_micros(int(times.min())) if len(times) else None,
+            runs.run(int(members[0])), len(members),
+        )
+    newest_first = sorted(versions.values(), key=lambda v: (v.created_at or _NEVER, -v.latest_run.rank),
+                          reverse=True)
+    return JobHistory(
+        namespace=namespace, name=name, runs=runs, versions=versions,
+        version_order=[v.version for v in newest_first], moment_order=order, moments=moment[order],
+        newest_upto=np.minimum.accumulate(order) if len(order) else order,
+    )
 
 
 def build_history(namespace: str, name: str, runs: list[RunDefinition]) -> JobHistory:
     """``runs``: one job's runs, any order; their ranks give Marquez's newest-first order."""
     newest_first = sorted(runs, key=lambda run: run.rank)
-    by_moment = sorted(runs, key=lambda run: (aware(run.moment) or _NEVER, -run.rank))
-    newest_upto: list[RunDefinition] = []
-    for run in by_moment:
-        newest_upto.append(run if not newest_upto or run.rank < newest_upto[-1].rank else newest_upto[-1])
-    versions: dict[str, JobVersion] = {}
+    index: dict[tuple, int] = {}
+    definitions: list[tuple[str, tuple[DatasetRef, ...], tuple[DatasetRef, ...], str | None]] = []
     for run in newest_first:
-        entry = versions.get(run.version)
-        if entry is None:
-            entry = versions[run.version] = JobVersion(run.version, run.inputs, run.outputs, run.location, None)
-        entry.runs.append(run)
-        created = aware(run.created_at or run.started_at)
-        if created is not None and (entry.created_at is None or created < entry.created_at):
-            entry.created_at = created
-    order = sorted(versions.values(), key=lambda v: (v.created_at or _NEVER, -v.latest_run.rank), reverse=True)
-    return JobHistory(
-        namespace=namespace, name=name, by_moment=by_moment,
-        moments=[aware(run.moment) or _NEVER for run in by_moment], newest_upto=newest_upto,
-        versions=versions, version_order=[v.version for v in order],
-        current=newest_first[0] if newest_first else None,
+        key = (run.version, run.inputs, run.outputs, run.location)
+        if key not in index:
+            index[key] = len(definitions)
+            definitions.append(key)
+    columns = RunDefinitions(
+        run_uuids=[run.run_uuid for run in newest_first],
+        started=np.array([to_micros(run.started_at) for run in newest_first], dtype=np.int64),
+        created=np.array([to_micros(run.created_at) for run in newest_first], dtype=np.int64),
+        version_of_run=np.array([index[(r.version, r.inputs, r.outputs, r.location)] for r in newest_first],
+                                dtype=np.int32),
+        definitions=definitions,
     )
+    return history_of_columns(namespace, name, columns)
 
 
 def run_definitions(

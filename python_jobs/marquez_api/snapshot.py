@@ -9,6 +9,7 @@ bodies of datasets and jobs are kept as JSON text and parsed on first use.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -21,8 +22,10 @@ from pyspark.sql import functions as F
 from python_jobs.marquez_api.curation import CuratedView
 from python_jobs.marquez_api.graph import LineageGraph, dataset_node_id, job_node_id
 from python_jobs.marquez_api.job_versions import add_version_edges
+from python_jobs.marquez_api.key_index import RowIndex
+from python_jobs.marquez_api.slices import Slices, nulls_last, runs_of, slices_by
 from python_jobs.marquez_api.symlinks import merged_aliases, symlink_targets
-from python_jobs.marquez_api.version_loading import VersionState, build_version_state, load_run_details
+from python_jobs.marquez_api.version_loading import VersionState, columnar_version_state, load_run_details
 from python_jobs.settings import Settings
 
 # OpenLineage event types → Marquez's run states (Marquez's RunState enum).
@@ -40,64 +43,6 @@ def iso(moment: datetime | None) -> str | None:
 
 
 @dataclass
-class Slices:
-    """Row ranges of an Arrow table sorted by a key: key → (start, stop)."""
-
-    table: pa.Table
-    ranges: dict[str, tuple[int, int]]
-    key: str = ""
-
-    def rows(self, key: str, offset: int = 0, limit: int | None = None) -> list[dict[str, Any]]:
-        start, stop = self.ranges.get(key, (0, 0))
-        start = min(start + offset, stop)
-        if limit is not None:
-            stop = min(stop, start + limit)
-        return self.table.slice(start, stop - start).to_pylist() if stop > start else []
-
-    def count(self, key: str) -> int:
-        start, stop = self.ranges.get(key, (0, 0))
-        return stop - start
-
-    def row(self, position: int) -> dict[str, Any]:
-        return self.table.slice(position, 1).to_pylist()[0]
-
-    def rows_of(self, keys: list[str]) -> dict[str, list[dict[str, Any]]]:
-        """The rows of several keys whose ranges are near each other (a page of one job's runs):
-        one slice from the first to the last, grouped by key."""
-        spans = [self.ranges[k] for k in keys if k in self.ranges]
-        if not spans:
-            return {}
-        start, stop = min(s for s, _ in spans), max(e for _, e in spans)
-        wanted = set(keys)
-        grouped: dict[str, list[dict[str, Any]]] = {}
-        for row in self.table.slice(start, stop - start).to_pylist():
-            if row[self.key] in wanted:
-                grouped.setdefault(row[self.key], []).append(row)
-        return grouped
-
-
-def slices_by(table: pa.Table, key: str, order: list[tuple[str, str]]) -> Slices:
-    """Nulls sort last in every key (Marquez's runs: ``started_at desc nulls last``)."""
-    return runs_of(table.sort_by(nulls_last([(key, "ascending"), *order])), key)
-
-
-def nulls_last(keys: list[tuple[str, str]]) -> list[tuple[str, str, str]]:
-    return [(name, order, "at_end") for name, order in keys]
-
-
-def runs_of(ordered: pa.Table, key: str) -> Slices:
-    """The ranges of equal ``key`` values in a table whose rows with one key are adjacent."""
-    keys = ordered.column(key).to_pylist()
-    ranges: dict[str, tuple[int, int]] = {}
-    start = 0
-    for position in range(1, len(keys) + 1):
-        if position == len(keys) or keys[position] != keys[start]:
-            ranges[keys[start]] = (start, position)
-            start = position
-    return Slices(ordered, ranges, key)
-
-
-@dataclass
 class Snapshot:
     namespaces: list[dict[str, Any]] = field(default_factory=list)
     datasets: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
@@ -108,10 +53,10 @@ class Snapshot:
     schema_versions: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     graph: LineageGraph = field(default_factory=LineageGraph)
     runs: Slices | None = None
-    run_index: dict[str, tuple[int, int]] = field(default_factory=dict)
+    run_index: Mapping[str, tuple[str, int]] = field(default_factory=dict)
     run_io: Slices | None = None
     versions: Slices | None = None
-    version_index: dict[str, tuple[str, int]] = field(default_factory=dict)
+    version_index: Mapping[str, tuple[str, int]] = field(default_factory=dict)
     column_lineage: dict[tuple[str, str], list[dict[str, Any]]] = field(default_factory=dict)
     column_readers: dict[tuple[str, str, str], set[tuple[str, str, str]]] = field(default_factory=dict)
     events: pa.Table | None = None
@@ -179,12 +124,7 @@ def load_snapshot(spark: SparkSession, settings: Settings) -> Snapshot:
         left join {lineage}.runs as r on v.run_uuid = r.uuid
     """), "dataset_uuid", [("created_at", "descending"), ("version", "ascending")])
     versions = snap.versions
-    version_ids = versions.table.column("version").to_pylist()
-    version_datasets = versions.table.column("dataset_uuid").to_pylist()
-    snap.version_index = {
-        version: (dataset_uuid, position)
-        for position, (version, dataset_uuid) in enumerate(zip(version_ids, version_datasets, strict=True))
-    }
+    snap.version_index = RowIndex(versions.table, "version", "dataset_uuid")
     current = _current_versions(versions)
 
     facet_texts = {r.dataset_uuid: r.facets for r in spark.sql(
@@ -205,9 +145,7 @@ def load_snapshot(spark: SparkSession, settings: Settings) -> Snapshot:
         from {lineage}.runs
     """)
     snap.runs = slices_by(runs, "job_uuid", RUN_ORDER)
-    uuids = snap.runs.table.column("uuid").to_pylist()
-    job_of_run = snap.runs.table.column("job_uuid").to_pylist()
-    snap.run_index = {uuid: (job, pos) for pos, (uuid, job) in enumerate(zip(uuids, job_of_run, strict=True))}
+    snap.run_index = RowIndex(snap.runs.table, "uuid", "job_uuid")
 
     # Sorted like the runs (job, newest first), so one page of a job's runs has its inputs and
     # outputs in one contiguous slice.
@@ -252,6 +190,8 @@ def load_snapshot(spark: SparkSession, settings: Settings) -> Snapshot:
         select event_time, ingest_seq, ingest_block, job_namespace, event_type from {raw}
         where event_id is not null
     """).sort_by([("event_time", "descending"), ("ingest_seq", "descending")])
+    # Arrow keeps freed buffers for reuse; the sorts above left their inputs' behind.
+    pa.default_memory_pool().release_unused()
     return snap
 
 
@@ -259,17 +199,8 @@ def _load_versions(spark: SparkSession, lineage: str, snap: Snapshot) -> Version
     """Each job's version history, from the runs and run inputs and outputs already loaded."""
     if snap.runs is None or snap.run_io is None:
         return VersionState()
-    runs = snap.runs
-    runs_by_job = {job: runs.table.slice(start, stop - start).select(["uuid", "started_at", "created_at"]).to_pylist()
-                   for job, (start, stop) in runs.ranges.items()}
-    table = snap.run_io.table
-    io: dict[str, list[tuple[str, tuple[str, str]]]] = {}
-    for run, kind, namespace, name in zip(*(table.column(c).to_pylist() for c in (
-            "run_uuid", "io_type", "namespace_name", "name")), strict=True):
-        io.setdefault(run, []).append((kind, (namespace, name)))
     jobs = {entry["uuid"]: (namespace, name) for (namespace, name), entry in snap.jobs.items()}
-    locations, nominal = load_run_details(spark, lineage)
-    return build_version_state(jobs, runs_by_job, io, locations, nominal)
+    return columnar_version_state(jobs, snap.runs, snap.run_io, snap.run_index, load_run_details(spark, lineage))
 
 
 def _load_latest_runs(spark: SparkSession, lineage: str, snap: Snapshot) -> None:

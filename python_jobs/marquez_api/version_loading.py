@@ -7,21 +7,31 @@ bodies). The runs' inputs and outputs are the snapshot's ``run_io``.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import SparkSession
 
 from python_jobs.marquez_api.graph import LineageGraph
 from python_jobs.marquez_api.job_versions import (
+    NO_TIME,
     DatasetRef,
     JobHistory,
     RunDefinition,
+    RunDefinitions,
     aware,
     build_history,
     dataset_jobs,
+    history_of_columns,
+    job_version_id,
     run_definitions,
 )
+from python_jobs.marquez_api.key_index import RangeIndex, RowIndex
+from python_jobs.marquez_api.slices import Slices
 
 
 @dataclass
@@ -29,40 +39,152 @@ class VersionState:
     """Per job (uuid) its version history; per run its definition and nominal times; per dataset the
     jobs any version of which read or wrote it."""
 
-    histories: dict[str, JobHistory] = field(default_factory=dict)
-    run_definitions: dict[str, RunDefinition] = field(default_factory=dict)
-    nominal_times: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
-    dataset_jobs: dict[DatasetRef, set[str]] = field(default_factory=dict)
+    histories: Mapping[str, JobHistory] = field(default_factory=dict)
+    run_definitions: Mapping[str, RunDefinition] = field(default_factory=dict)
+    nominal_times: Mapping[str, tuple[str | None, str | None]] = field(default_factory=dict)
+    dataset_jobs: Mapping[DatasetRef, set[str]] = field(default_factory=dict)
     # The last graphs drawn as of a moment (a page reload or a client's repeated calls ask again).
     graphs_as_of: dict[datetime, LineageGraph] = field(default_factory=dict)
 
 
-def _latest_per_run(spark: SparkSession, table: str, facet: str, paths: list[str]) -> dict[str, list[str | None]]:
-    """Per run, JSON paths read from the latest body of one facet (the later event wins, as for the
-    current facets)."""
+def _latest_per_run(spark: SparkSession, table: str, facet: str, paths: list[str]) -> pa.Table:
+    """Per run (``run_id``), JSON paths (``v0``, ``v1``...) read from the latest body of one facet (the
+    later event wins, as for the current facets): an Arrow table, one row per run that has the facet."""
+    columns = [pa.field("run_id", pa.string())] + [pa.field(f"v{i}", pa.string()) for i in range(len(paths))]
     if not spark.catalog.tableExists(table):
-        return {}
+        return pa.schema(columns).empty_table()
     values = ", ".join(f"get_json_object(facet, '{path}') as v{i}" for i, path in enumerate(paths))
     picked = ", ".join(f"max_by(v{i}, struct(lineage_event_time, ingest_seq)) as v{i}" for i in range(len(paths)))
-    rows = spark.sql(f"""
+    return spark.sql(f"""
         select run_id, {picked}
         from (select run_id, lineage_event_time, ingest_seq, {values} from {table}
               where name = '{facet}' and run_id is not null)
         group by run_id
-    """).collect()
-    return {row.run_id: [row[f"v{i}"] for i in range(len(paths))] for row in rows}
+    """).toArrow()
 
 
-def load_run_details(
-    spark: SparkSession, lineage: str
-) -> tuple[dict[str, str | None], dict[str, tuple[str | None, str | None]]]:
-    """Per run: its source code location; its nominal start and end (as sent)."""
-    locations = {run: values[0] for run, values in _latest_per_run(
-        spark, f"{lineage}.job_facets", "sourceCodeLocation", ["$.sourceCodeLocation.url"]).items()}
-    nominal = {run: (values[0], values[1]) for run, values in _latest_per_run(
-        spark, f"{lineage}.run_facets", "nominalTime",
-        ["$.nominalTime.nominalStartTime", "$.nominalTime.nominalEndTime"]).items()}
-    return locations, nominal
+@dataclass(frozen=True)
+class RunDetails:
+    """Per run: the ``sourceCodeLocation`` url its events carried (``location``) and its nominal start
+    and end as sent (``nominal``): Arrow tables keyed by ``run_id``."""
+
+    location: pa.Table
+    nominal: pa.Table
+
+
+def load_run_details(spark: SparkSession, lineage: str) -> RunDetails:
+    return RunDetails(
+        location=_latest_per_run(spark, f"{lineage}.job_facets", "sourceCodeLocation", ["$.sourceCodeLocation.url"]),
+        nominal=_latest_per_run(spark, f"{lineage}.run_facets", "nominalTime",
+                                ["$.nominalTime.nominalStartTime", "$.nominalTime.nominalEndTime"]),
+    )
+
+
+class NominalTimes(Mapping[str, tuple[str | None, str | None]]):
+    """run → (nominal start, nominal end) as the API shows them, looked up in the ``nominal`` table."""
+
+    def __init__(self, nominal: pa.Table) -> None:
+        self._index = RowIndex(nominal, "run_id", "run_id")
+        self._starts, self._ends = nominal.column("v0"), nominal.column("v1")
+
+    def __getitem__(self, run: str) -> tuple[str | None, str | None]:
+        _, position = self._index[run]
+        return nominal_iso(self._starts[position].as_py()), nominal_iso(self._ends[position].as_py())
+
+    def __contains__(self, run: object) -> bool:
+        return run in self._index
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._index)
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+
+class RunDefinitionsByRun(Mapping[str, RunDefinition]):
+    """run → its definition, read from its job's history (``run_index`` gives the job and the row)."""
+
+    def __init__(self, run_index: Mapping[str, tuple[str, int]], job_rows: Mapping[str, tuple[int, int]],
+                 histories: Mapping[str, JobHistory]) -> None:
+        self._run_index, self._job_rows, self._histories = run_index, job_rows, histories
+
+    def __getitem__(self, run: str) -> RunDefinition:
+        job, position = self._run_index[run]
+        history = self._histories.get(job)
+        if history is None:
+            raise KeyError(run)
+        return history.runs.run(position - self._job_rows[job][0])
+
+    def __iter__(self) -> Iterator[str]:
+        return (run for run in self._run_index if self._run_index[run][0] in self._histories)
+
+    def __len__(self) -> int:
+        return sum(stop - start for job, (start, stop) in self._job_rows.items() if job in self._histories)
+
+
+def _micros(column: pa.ChunkedArray) -> np.ndarray:
+    values = pc.cast(column, pa.timestamp("us")) if pa.types.is_timestamp(column.type) else column
+    return np.asarray(pc.fill_null(pc.cast(values, pa.int64()), NO_TIME).to_numpy(), dtype=np.int64)
+
+
+def _io_by_run(run_io: pa.Table) -> dict[str, tuple[set[DatasetRef], set[DatasetRef]]]:
+    found: dict[str, tuple[set[DatasetRef], set[DatasetRef]]] = {}
+    columns = (run_io.column(c).to_pylist() for c in ("run_uuid", "io_type", "namespace_name", "name"))
+    for run, kind, namespace, name in zip(*columns, strict=True):
+        pair = found.get(run)
+        if pair is None:
+            pair = found[run] = (set(), set())
+        pair[0 if kind == "input" else 1].add((namespace, name))
+    return found
+
+
+def job_run_definitions(
+    namespace: str, name: str, run_uuids: pa.ChunkedArray, started: np.ndarray, created: np.ndarray,
+    io: dict[str, tuple[set[DatasetRef], set[DatasetRef]]], locations: list[str | None],
+) -> RunDefinitions:
+    """One job's runs (rank order) with their versions, as ``run_definitions`` gives them."""
+    index: dict[tuple, int] = {}
+    definitions: list[tuple[str, tuple[DatasetRef, ...], tuple[DatasetRef, ...], str | None]] = []
+    version_of_run = np.empty(len(locations), dtype=np.int32)
+    no_io: tuple[set[DatasetRef], set[DatasetRef]] = (set(), set())
+    for rank, (run, location) in enumerate(zip(run_uuids.to_pylist(), locations, strict=True)):
+        inputs, outputs = io.get(run, no_io)
+        key = (tuple(sorted(inputs)), tuple(sorted(outputs)), location)
+        found = index.get(key)
+        if found is None:
+            found = index[key] = len(definitions)
+            definitions.append((job_version_id(namespace, name, key[0], key[1], location), *key))
+        version_of_run[rank] = found
+    return RunDefinitions(run_uuids=run_uuids, started=started, created=created, version_of_run=version_of_run,
+                          definitions=definitions)
+
+
+def columnar_version_state(jobs: dict[str, tuple[str, str]], runs: Slices, run_io: Slices,
+                           run_index: Mapping[str, tuple[str, int]], details: RunDetails) -> VersionState:
+    """Every job's history from the snapshot's runs (sorted by job, newest first) and run inputs and
+    outputs (sorted by job too): per run a few numbers, no object (see ``RunDefinitions``)."""
+    table = runs.table
+    uuids = table.column("uuid")
+    started, created = _micros(table.column("started_at")), _micros(table.column("created_at"))
+    where = pc.index_in(uuids, value_set=details.location.column("run_id").combine_chunks())
+    run_locations = details.location.column("v0").take(where)
+    io_rows = RangeIndex(run_io.table.column("job_uuid"))
+    histories: dict[str, JobHistory] = {}
+    for job, (start, stop) in runs.ranges.items():
+        if job not in jobs:
+            continue
+        namespace, name = jobs[job]
+        io_start, io_stop = io_rows.get(job, (0, 0))
+        io = _io_by_run(run_io.table.slice(io_start, io_stop - io_start))
+        definitions = job_run_definitions(
+            namespace, name, uuids.slice(start, stop - start), started[start:stop], created[start:stop], io,
+            run_locations.slice(start, stop - start).to_pylist(),
+        )
+        histories[job] = history_of_columns(namespace, name, definitions)
+    return VersionState(
+        histories=histories, run_definitions=RunDefinitionsByRun(run_index, runs.ranges, histories),
+        nominal_times=NominalTimes(details.nominal), dataset_jobs=dataset_jobs(histories),
+    )
 
 
 def build_version_state(

@@ -242,8 +242,7 @@ class VersionedReads:
                          "parentJobName": None, "parentJobUuid": None, "updatedAt": body["createdAt"]})
             return body
         version = history.versions[run.version]
-        started = sorted((r for r, m in zip(history.by_moment, history.moments, strict=True) if m <= as_of),
-                         key=lambda r: r.rank)[:LATEST_RUNS]
+        started = history.runs_by(as_of, LATEST_RUNS)
         rows = [row for row in (self._run_row(r.run_uuid) for r in started) if row is not None]
         facets = latest_run_facets(self._snapshot, run.run_uuid)  # loaded for current latest runs only
         name, uuid = parent_job(facets)

@@ -134,6 +134,7 @@ def test_every_area_renders_with_baselines_ratios_targets_and_plots(tmp_path: Pa
         "get_dataset: p95 (max 3 ms)": "met",
         "list_job_runs (limit 100): p95 (max 3 ms)": "met",
         "lineage depth 5: p95 (max 400 ms)": "**missed**",
+        "search: p95 (max 3 ms)": "met",
     }  # no pipeline target below 1M events
     assert "- Lineage ingest: ingest vs Spark from_json + Parquet write (floor), JVM CPU" in report
     assert "Smoke run" not in report
@@ -147,15 +148,18 @@ def test_bench_all_runs_an_area_in_the_shared_session(spark, settings, tmp_path:
     """The registry area for real, through ``run_all`` (the whole run takes minutes, too long for
     the suite): its table holds measured figures and ratios, and it cleans up after itself."""
     from python_jobs.tools.bench.run_all import run_all
+    from python_jobs.tools.bench.scale_report import SECTION_END, SECTION_START, existing_section
 
     out = tmp_path / "BENCHMARKS.md"
+    scale_section = f"{SECTION_START}\n## History scale\n\nmeasured by bench scale\n{SECTION_END}"
     retention = f"{RETENTION_START}\n## Retention\n\nmeasured by bench retention\n{RETENTION_END}"
-    out.write_text(f"# Benchmark report\n\nan older run\n\n{retention}\n")
+    out.write_text(f"# An older report\n\n{scale_section}\n\n{retention}\n")
     command = "python -m python_jobs bench all --size 1000 --areas registry"
     report, timings = run_all(spark, settings, 1_000, out, tmp_path / "work", command, only=("registry",))
 
     assert out.read_text() == report
-    assert "an older run" not in report and report.count(retention) == 1  # bench retention's section is kept
+    assert existing_section(report) == scale_section and "An older report" not in report  # bench scale's kept
+    assert report.count(retention) == 1  # and bench retention's
     assert f"`{command}`" in report and "Smoke run" in report
     for name in ("cores", "memory", "CPU", "Python", "Java", "Spark", "dbt-core", "pyarrow", "duckdb"):
         assert f"| {name} |" in report

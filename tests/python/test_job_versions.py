@@ -52,7 +52,8 @@ def test_history_versions_and_the_version_current_at_a_moment():
     new = job_version_id("ns", "job", [("db", "b")], [("db", "out")], None)
     assert history.version_order == [new, old]  # newest first
     assert history.current is not None and history.current.run_uuid == "r3" and history.current.version == new
-    assert [r.run_uuid for r in history.versions[new].runs] == ["r3", "r2"]
+    assert [r.run_uuid for r in history.runs_of_version(new)] == ["r3", "r2"]
+    assert history.versions[new].latest_run.run_uuid == "r3" and history.versions[new].run_count == 2
     assert history.versions[new].created_at == at(2)
     assert history.run_as_of(at(1, 12)).run_uuid == "r1"  # type: ignore[union-attr]
     assert history.run_as_of(at(2)).run_uuid == "r2"  # type: ignore[union-attr]  (inclusive)

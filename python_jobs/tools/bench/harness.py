@@ -68,6 +68,14 @@ def peak_rss_bytes(pid: int) -> int:
     return 0
 
 
+def rss_bytes(pid: int) -> int:
+    """The process's resident set now (VmRSS)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
 def process_bytes_read(pid: int) -> int:
     """Bytes the process has read through read system calls (`rchar`), page cache hits included.
     In local mode the executors are threads of the driver JVM, so the difference around one query

@@ -1,4 +1,5 @@
-"""The report's two pictures (matplotlib, Agg backend): cost against history size, round times."""
+"""The report's pictures (matplotlib, Agg backend): cost against history size, round times, and ``bench scale``'s
+figures against history size."""
 
 from __future__ import annotations
 
@@ -44,6 +45,21 @@ def changelog_rounds_plot(report: Any, out: Path) -> Path:
     axes.set_ylabel("model seconds")
     axes.set_title(f"Changelog round times, {report.config.rows:,} rows per snapshot")
     axes.set_ylim(bottom=0)
+    return _save(figure, axes, out)
+
+
+def size_plot(sizes: list[int], series: list[tuple[str, list[float]]], title: str, ylabel: str, out: Path) -> Path:
+    """One figure against history size (log x): a line per series, a point per size."""
+    figure, axes = plt.subplots(figsize=(6.4, 4.0), dpi=100)
+    for (label, values), style in zip(series, ("o-", "s-", "^-", "D-", "v--", "x--"), strict=False):
+        axes.plot(sizes, values, style, label=label)
+    axes.set_xscale("log")
+    axes.minorticks_off()
+    axes.set_xticks(sizes, [f"{size:,}" for size in sizes])
+    axes.set_ylim(bottom=0)
+    axes.set_xlabel("events in the history")
+    axes.set_ylabel(ylabel)
+    axes.set_title(title)
     return _save(figure, axes, out)
 
 

@@ -2,7 +2,7 @@
 
 Builds (or reuses) a warehouse of N synthetic events (``harness.bench_warehouse``) on its own schema
 prefix, loads ``MarquezReadApi``, serves it with uvicorn on loopback, warms up,
-then times ``get_dataset``, ``list_job_runs`` and ``lineage`` at depth 5 one request at a time.
+then times ``get_dataset``, ``list_job_runs``, ``lineage`` at depth 5 and ``search`` one request at a time.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
@@ -49,17 +50,13 @@ class ApiLatency:
         return statistics.median(values), percentile(values, 0.95), max(values)
 
 
-LATENCY_CASES = ("get_dataset", "list_job_runs (limit 100)", "lineage depth 5")
+LATENCY_CASES = ("get_dataset", "list_job_runs (limit 100)", "lineage depth 5", "search")
 
 
-def measure_api(spark: SparkSession, scoped: Settings, requests: int) -> ApiLatency:
-    """Loads the read API's snapshot of ``scoped`` and times each request kind over HTTP on loopback."""
-    started = time.monotonic()
-    api = MarquezReadApi(spark, scoped)
-    snapshot_seconds = time.monotonic() - started
+def request_makers(api: MarquezReadApi, seed: int = 11) -> dict[str, Callable[[], str]]:
+    """Per case in ``LATENCY_CASES``, a maker of request paths on a random dataset or job of the snapshot."""
     snap = api.snapshot
-    counts = f"{len(snap.jobs):,} jobs / {len(snap.datasets):,} datasets / {len(snap.run_index):,} runs"
-    rng = random.Random(11)
+    rng = random.Random(seed)
     datasets = sorted(snap.datasets)
     jobs = sorted(snap.jobs)
     v1 = "/api/v1"
@@ -76,16 +73,41 @@ def measure_api(spark: SparkSession, scoped: Settings, requests: int) -> ApiLate
         namespace, name = rng.choice(datasets)
         return f"{v1}/lineage?nodeId={quote(f'dataset:{namespace}:{name}', safe='')}&depth=5"
 
-    cases = dict(zip(LATENCY_CASES, (dataset, job_runs, lineage), strict=True))
+    def search() -> str:
+        # The web UI's search box: the end half of a dataset's name, matched inside every dataset and job name.
+        _, name = rng.choice(datasets)
+        return f"{v1}/search?q={quote(name[-max(3, len(name) // 2):], safe='')}"
+
+    return dict(zip(LATENCY_CASES, (dataset, job_runs, lineage, search), strict=True))
+
+
+def time_cases(api: MarquezReadApi, requests: int, warmup: int = 30) -> tuple[dict[str, list[float]], str, str]:
+    """Serves ``api`` with uvicorn on loopback and times ``requests`` requests of each case, one at a time,
+    after ``warmup`` of each; returns the milliseconds per case and the load average before and after."""
+    cases = request_makers(api)
     timings: dict[str, list[float]] = {}
     with serve_in_thread(read_routes(api)) as base_url, httpx.Client(base_url=base_url, timeout=60) as client:
         for make in cases.values():
-            time_requests(client, [make() for _ in range(30)])
+            time_requests(client, [make() for _ in range(warmup)])
         before = load_average()
         for name, make in cases.items():
             timings[name] = time_requests(client, [make() for _ in range(requests)])
         after = load_average()
-    return ApiLatency(snapshot_seconds, counts, timings, before, after)
+    return timings, before, after
+
+
+def snapshot_counts(api: MarquezReadApi) -> str:
+    snap = api.snapshot
+    return f"{len(snap.jobs):,} jobs / {len(snap.datasets):,} datasets / {len(snap.run_index):,} runs"
+
+
+def measure_api(spark: SparkSession, scoped: Settings, requests: int) -> ApiLatency:
+    """Loads the read API's snapshot of ``scoped`` and times each request kind over HTTP on loopback."""
+    started = time.monotonic()
+    api = MarquezReadApi(spark, scoped)
+    snapshot_seconds = time.monotonic() - started
+    timings, before, after = time_cases(api, requests)
+    return ApiLatency(snapshot_seconds, snapshot_counts(api), timings, before, after)
 
 
 def run_api_bench(

@@ -16,8 +16,10 @@ from python_jobs.serve.sql_endpoint import SqlEndpoint
 from python_jobs.settings import Settings
 from python_jobs.tools.bench import areas, environment, plots, retention
 from python_jobs.tools.bench.harness import load_average, timed
-from python_jobs.tools.bench.plan import ALL_AREAS, DEFAULT_SIZE, Plan
+from python_jobs.tools.bench.plan import DEFAULT_AREAS, DEFAULT_SIZE, Plan
 from python_jobs.tools.bench.report import Area, RunInfo, render_report
+from python_jobs.tools.bench.scale import ScaleConfig, run_scale
+from python_jobs.tools.bench.scale_report import existing_section, replace_section
 
 PLOT_DIR = Path("docs") / "bench"
 
@@ -34,7 +36,7 @@ def _guarded(title: str, action: Callable[[], Area]) -> Area:
 def is_smoke(size: int, load_before: float, only: tuple[str, ...]) -> bool:
     """Not the report to publish: a smaller size, some areas only, or a machine busy with other work."""
     cores = os.cpu_count() or 1
-    return size < DEFAULT_SIZE or load_before > cores or set(only) != set(ALL_AREAS)
+    return size < DEFAULT_SIZE or load_before > cores or not set(DEFAULT_AREAS) <= set(only)
 
 
 def run_all(
@@ -44,12 +46,13 @@ def run_all(
     out: Path,
     work_dir: Path,
     command: str,
-    only: tuple[str, ...] = ALL_AREAS,
+    only: tuple[str, ...] = DEFAULT_AREAS,
     endpoint: SqlEndpoint | None = None,
 ) -> tuple[str, list[tuple[str, float]]]:
-    """Runs the areas in ``only`` (every one by default), writes ``out`` and the plots under ``out``'s
+    """Runs the areas in ``only`` (all but scale by default), writes ``out`` and the plots under ``out``'s
     folder / docs/bench; returns the report text and the run time of each part. The sql area needs ``endpoint``,
-    the SQL endpoint running in ``spark`` (``sql.session_with_endpoint``)."""
+    the SQL endpoint running in ``spark`` (``sql.session_with_endpoint``). The scale section of ``out``
+    (``bench scale``'s) is rewritten by the scale area, else kept as it was."""
     plan = Plan(size)
     load_before = os.getloadavg()[0]
     load_before_text = load_average()
@@ -76,6 +79,7 @@ def run_all(
         timings.append((f"registry: {plan.registry_events:,} events, validation + 5 builds", took))
     if "collector" in only:
         _collector(settings, work_dir, timings, tables)
+    scale_section = _scale(spark, settings, plan, out, work_dir, command, timings) if "scale" in only else None
     shutil.rmtree(work_dir, ignore_errors=True)
     timings.append(("whole run", (datetime.now(UTC) - started).total_seconds()))
     smoke = is_smoke(size, load_before, only)
@@ -90,8 +94,13 @@ def run_all(
         smoke=smoke,
     )
     text = render_report(info, tables, timings, plot_files)
-    # `bench retention` has a section of its own in the same report, which this run does not measure: kept.
-    kept = retention.existing_section(out.read_text()) if out.exists() else None
+    previous = out.read_text() if out.exists() else ""
+    # The sections that have commands of their own: `bench scale`'s (unless this run measured it) and `bench
+    # retention`'s are kept.
+    kept = scale_section or existing_section(previous)
+    if kept:
+        text = replace_section(text, kept)
+    kept = retention.existing_section(previous)
     if kept:
         text = retention.replace_section(text, kept)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -132,6 +141,19 @@ def _changelog(
     tables.append(area)
     path = plots.changelog_rounds_plot(report, plot_dir / "changelog_rounds.png")
     plot_files.append(("Changelog round times", str(path.relative_to(out.parent))))
+
+
+def _scale(spark: SparkSession, settings: Settings, plan: Plan, out: Path, work_dir: Path, command: str,
+           timings: list[tuple[str, float]]) -> str | None:
+    """``bench scale`` at the plan's sizes; its section, or ``None`` (the old one kept) when it failed."""
+    config = ScaleConfig(sizes=plan.scale_sizes)
+    try:
+        took, (_, section) = timed(lambda: run_scale(spark, settings, config, out, work_dir / "scale", command))
+    except Exception:
+        traceback.print_exc()
+        return None
+    timings.append((f"scale: {', '.join(f'{size:,}' for size in config.sizes)} events", took))
+    return section
 
 
 def _collector(settings: Settings, work_dir: Path, timings: list[tuple[str, float]], tables: list[Area]) -> None:

@@ -1,9 +1,11 @@
-"""The lineage benchmark's OpenLineage events: deterministic, about 3 KB each.
+"""The lineage benchmark's OpenLineage events: deterministic, about 3 KB each (``SyntheticSpec.lean``: 1.5 KB).
 
 ``SyntheticSpec`` describes a pipeline of ``jobs`` jobs. Job ``j`` reads the outputs of two
 earlier jobs (or source tables) and writes ``dataset_j``; each run sends a START and a COMPLETE
 that both carry the output's schema facet. About one run in ``schema_change_every`` of a job
-adds a column to its output, so schema versions change occasionally, not per run.
+adds a column to its output, so schema versions change occasionally, not per run. A lean spec keeps that
+shape (jobs, inputs, outputs, schema changes, facets) with fewer columns and no column descriptions, so 10M
+events fit on a small disk (``bench scale``).
 """
 
 from __future__ import annotations
@@ -33,17 +35,32 @@ class SyntheticSpec:
     base_columns: int = 22
     schema_change_every: int = 200
     first_run: int = 0  # continue an earlier file: later run numbers, later times
+    descriptions: bool = True  # each schema field's "description"
+    # A schema change adds a column ("add": outputs widen with the history, 125 extra columns at 10M events) or
+    # renames the last one ("rename": as many schema versions and new fields, the width stays put).
+    schema_change: str = "add"
+
+    @classmethod
+    def lean(cls, events: int, **changes: int) -> SyntheticSpec:
+        """The same pipeline (jobs, inputs, facets, a schema version every ``schema_change_every`` runs of a job)
+        with 8 columns per output, renamed rather than added, and no descriptions: bytes per event stay
+        about 1.5 KB whatever the history's size."""
+        return cls(events=events, base_columns=8, descriptions=False, schema_change="rename", **changes)
 
 
 def _run_id(seed: int, run_number: int) -> str:
     return str(uuid.UUID(int=random.Random(seed * 1_000_003 + run_number).getrandbits(128), version=4))
 
 
-def _fields(job: int, extra_columns: int, base_columns: int) -> list[dict[str, str]]:
-    fields = [
-        {"name": f"col_{job}_{i:02d}", "type": TYPES[(job + i) % len(TYPES)], "description": f"column {i} of job {job}"}
-        for i in range(base_columns + extra_columns)
-    ]
+def _fields(job: int, changes: int, spec: SyntheticSpec) -> list[dict[str, str]]:
+    """The output schema of ``job`` after ``changes`` schema changes."""
+    width = spec.base_columns if spec.schema_change == "rename" else spec.base_columns + changes
+    fields = [{"name": f"col_{job}_{i:02d}", "type": TYPES[(job + i) % len(TYPES)]} for i in range(width)]
+    if spec.schema_change == "rename" and changes:
+        fields[-1]["name"] = f"col_{job}_v{changes}"
+    if spec.descriptions:
+        for i, field in enumerate(fields):
+            field["description"] = f"column {i} of job {job}"
     return fields
 
 
@@ -67,10 +84,10 @@ def events(spec: SyntheticSpec) -> Iterator[dict]:
     for run_number in range(spec.first_run, spec.first_run + runs):
         job = run_number % spec.jobs
         job_run = run_number // spec.jobs
-        extra = job_run // spec.schema_change_every  # a new column every schema_change_every runs
+        extra = job_run // spec.schema_change_every  # a schema change every schema_change_every runs
         started = EPOCH + timedelta(minutes=5 * run_number)
         run_id = _run_id(spec.seed, run_number)
-        output = _dataset(f"dataset_{job}", _fields(job, extra, spec.base_columns))
+        output = _dataset(f"dataset_{job}", _fields(job, extra, spec))
         inputs = [_dataset(name, None) for name in _upstreams(job)]
         query = f"insert into dataset_{job} select * from {' join '.join(_upstreams(job))} -- run {job_run}"
         for event_type, at in (("START", started), ("COMPLETE", started + timedelta(minutes=3))):

@@ -1,0 +1,236 @@
+"""``bench scale`` as data: one history size's figures, the targets at the largest size against the smallest, the
+figures table and the Markdown section of ``BENCHMARKS.md`` (pure: no Spark)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from python_jobs.tools.bench.report import Area, Row, Target, ratio, render_area
+
+SECTION_START = "<!-- bench scale: start (written by `python -m python_jobs bench scale`) -->"
+SECTION_END = "<!-- bench scale: end -->"
+SECTION_TITLE = "History scale"
+
+GIB = 1024**3
+INCREMENT_TARGET = Target(1.25)
+NOOP_TARGET = Target(5.0, on_measured=True, unit=" s")
+LATENCY_TARGET = Target(50, on_measured=True, unit=" ms")
+MEMORY_TARGET = Target(4.0, on_measured=True, unit=" GiB")
+REFRESH_TARGET = Target(5.0, on_measured=True, unit=" s")
+INGEST_CPU_TARGET = Target(1.5)
+
+
+@dataclass(frozen=True)
+class Cost:
+    wall_seconds: float
+    cpu_seconds: float
+
+
+@dataclass(frozen=True)
+class Latency:
+    p50_ms: float
+    p95_ms: float
+    max_ms: float
+
+
+@dataclass(frozen=True)
+class ScaleResult:
+    """One history size. CPU seconds are the JVM's user + system time; memory is the Python process's resident
+    set, which holds the read API's snapshot; the warehouse bytes are every file under the size's schemas after
+    the +1% batch was built."""
+
+    events: int
+    input_bytes: int
+    floor: Cost
+    ingest: Cost
+    accepted: int
+    rejected: int
+    first_build_seconds: float
+    api_load_seconds: float
+    api_rss_bytes: int
+    api_rss_growth_bytes: int
+    counts: str
+    latency: dict[str, Latency]
+    increment_events: int
+    increment_ingest_seconds: float
+    increment_build_seconds: float
+    refresh_seconds: float
+    noop_build_seconds: float
+    noop_unchanged: bool
+    warehouse_bytes: int
+    jvm_peak_rss_bytes: int
+    load_before: str
+    load_after: str
+
+    @property
+    def ingest_rate(self) -> float:
+        return self.events / self.ingest.wall_seconds
+
+    @property
+    def floor_rate(self) -> float:
+        return self.events / self.floor.wall_seconds
+
+    @property
+    def ingest_cpu_ratio(self) -> float | None:
+        return ratio(self.ingest.cpu_seconds, self.floor.cpu_seconds)
+
+    @property
+    def input_bytes_per_event(self) -> float:
+        return self.input_bytes / self.events
+
+    @property
+    def warehouse_bytes_per_event(self) -> float:
+        return self.warehouse_bytes / (self.events + self.increment_events)
+
+
+def _ms(value: Latency) -> str:
+    return f"{value.p50_ms:,.1f} / {value.p95_ms:,.1f}"
+
+
+def _s(value: float) -> str:
+    return f"{value:,.1f} s"
+
+
+def _mb(value: float) -> str:
+    return f"{value / 1e6:,.1f}"
+
+
+def _gib(value: float) -> str:
+    return f"{value / GIB:,.2f} GiB"
+
+
+def figure_rows(results: list[ScaleResult], cases: tuple[str, ...]) -> list[tuple[str, list[str]]]:
+    """The figures table: one row per figure, one cell per size (in ``results``' order)."""
+
+    def row(name: str, cell: Callable[[ScaleResult], str]) -> tuple[str, list[str]]:
+        return name, [cell(result) for result in results]
+
+    rows = [
+        row("input NDJSON MB (bytes per event)", lambda r: f"{_mb(r.input_bytes)} ({r.input_bytes_per_event:,.0f})"),
+        row("floor (from_json + Parquet): wall s (events/s)", lambda r: f"{_s(r.floor.wall_seconds)} "
+            f"({r.floor_rate:,.0f})"),
+        row("ingest: wall s (events/s)", lambda r: f"{_s(r.ingest.wall_seconds)} ({r.ingest_rate:,.0f})"),
+        row("ingest / floor JVM CPU s (ratio)", lambda r: f"{r.ingest.cpu_seconds:,.1f} / "
+            f"{r.floor.cpu_seconds:,.1f} ({r.ingest_cpu_ratio or 0:,.2f})"),
+        row("read / accepted / rejected", lambda r: f"{r.events:,} / {r.accepted:,} / {r.rejected:,}"),
+        row("first build s (events/s)", lambda r: f"{_s(r.first_build_seconds)} "
+            f"({r.events / r.first_build_seconds:,.0f})"),
+        row("read API load s", lambda r: _s(r.api_load_seconds)),
+        row("read API process RSS after load (growth)", lambda r: f"{_gib(r.api_rss_bytes)} "
+            f"(+{_gib(r.api_rss_growth_bytes)})"),
+        row("jobs / datasets / runs", lambda r: r.counts),
+    ]
+    rows += [row(f"{case}: p50 / p95 ms", lambda r, case=case: _ms(r.latency[case])) for case in cases]
+    rows += [
+        row("+batch events: ingest s", lambda r: f"+{r.increment_events:,}: {_s(r.increment_ingest_seconds)}"),
+        row("+batch events: build s", lambda r: _s(r.increment_build_seconds)),
+        row("read API refresh after the +batch build", lambda r: _s(r.refresh_seconds)),
+        row("no-new-events build s (tables unchanged)", lambda r: f"{_s(r.noop_build_seconds)} "
+            f"({'yes' if r.noop_unchanged else 'NO'})"),
+        row("warehouse on disk MB (bytes per event)", lambda r: f"{_mb(r.warehouse_bytes)} "
+            f"({r.warehouse_bytes_per_event:,.0f})"),
+        row("JVM peak RSS", lambda r: _gib(r.jvm_peak_rss_bytes)),
+        row("load average before / after (1 min)", lambda r: f"{r.load_before.split(' / ')[0]} / "
+            f"{r.load_after.split(' / ')[0]}"),
+    ]
+    return rows
+
+
+def render_table(results: list[ScaleResult], cases: tuple[str, ...]) -> str:
+    """The figures table as Markdown (also what the command prints)."""
+    header = ["figure", *(f"{result.events:,} events" for result in results)]
+    lines = ["| " + " | ".join(header) + " |", "|---|" + "---:|" * len(results)]
+    lines += ["| " + " | ".join([name, *cells]) + " |" for name, cells in figure_rows(results, cases)]
+    return "\n".join(lines)
+
+
+def scale_targets(results: list[ScaleResult], cases: tuple[str, ...]) -> Area:
+    """Each target at the largest history against the smallest of the same run: met or missed with both
+    figures. With one size the ratios compare it with itself."""
+    small = min(results, key=lambda r: r.events)
+    large = max(results, key=lambda r: r.events)
+    area = Area(f"{SECTION_TITLE}: targets at {large.events:,} events", f"at {small.events:,} events")
+    area.add(Row(f"+{large.increment_events:,}-event batch: build", _s(large.increment_build_seconds),
+                 _s(small.increment_build_seconds),
+                 ratio(large.increment_build_seconds, small.increment_build_seconds), INCREMENT_TARGET))
+    area.add(Row("no-new-events build", _s(large.noop_build_seconds), _s(small.noop_build_seconds),
+                 ratio(large.noop_build_seconds, small.noop_build_seconds), NOOP_TARGET, large.noop_build_seconds))
+    for case in cases:
+        mine, theirs = large.latency[case], small.latency[case]
+        area.add(Row(f"read API {case}: p95", f"{mine.p95_ms:,.1f} ms", f"{theirs.p95_ms:,.1f} ms",
+                     ratio(mine.p95_ms, theirs.p95_ms), LATENCY_TARGET, mine.p95_ms))
+    area.add(Row("read API process RSS after load", _gib(large.api_rss_bytes), _gib(small.api_rss_bytes),
+                 ratio(large.api_rss_bytes, small.api_rss_bytes), MEMORY_TARGET, large.api_rss_bytes / GIB))
+    area.add(Row("read API refresh after the batch build", _s(large.refresh_seconds), _s(small.refresh_seconds),
+                 ratio(large.refresh_seconds, small.refresh_seconds), REFRESH_TARGET, large.refresh_seconds))
+    area.add(Row("ingest JVM CPU against the floor's (same file)", f"{large.ingest_cpu_ratio or 0:,.2f}x",
+                 f"{small.ingest_cpu_ratio or 0:,.2f}x", large.ingest_cpu_ratio, INGEST_CPU_TARGET))
+    area.notes.append(
+        "Ratios: the largest history's figure over the smallest's, except the ingest CPU, whose ratio (and "
+        "target) is the ingest's JVM CPU over the floor's on the largest file; the other targets apply to the "
+        "largest history's figure itself."
+    )
+    return area
+
+
+@dataclass(frozen=True)
+class SectionInfo:
+    date: str
+    command: str
+    machine: list[tuple[str, str]]
+    smoke: bool
+    lean: bool
+    requests: int
+
+
+def render_section(info: SectionInfo, results: list[ScaleResult], cases: tuple[str, ...],
+                   plots: list[tuple[str, str]]) -> str:
+    """The section between the markers: the figures per size, the targets, the plots."""
+    machine = ", ".join(f"{name} {value}" for name, value in info.machine)
+    shape = ("lean events (8 columns per output, renamed rather than added at each schema change, no "
+             "descriptions)" if info.lean else "full events (22 columns and more, with descriptions)")
+    batch = results[-1].increment_events if results else 0
+    lines = [SECTION_START, f"## {SECTION_TITLE}", ""]
+    if info.smoke:
+        lines += ["**Smoke run**: small sizes or a loaded machine; the figures show the section's shape, not the "
+                  "project's speed.", ""]
+    lines += [
+        f"- Date: {info.date}; command: `{info.command}`; machine: {machine}.",
+        f"- The generator's pipeline shape (200 jobs, two inputs and one output each, START + COMPLETE per run, a "
+        f"schema version every 200 runs of a job), {shape}. Sizes one after another in one Spark session, each on "
+        "its own schema prefix, dropped after it is measured.",
+        "- Per size: the floor (Spark `from_json` + Parquet write of the file) and the ingest; the first build, "
+        "the batch build and the no-new-events build of what the read API reads (the lineage core, facets and "
+        f"column lineage, without tests); the batch is the same {batch:,} events (1% of the largest history) "
+        "on every size, continuing its runs. The read API is loaded in this process (the resident-set growth is "
+        f"its snapshot), then {info.requests} requests of each kind over HTTP on loopback, one at a time after a "
+        "warm-up; `refresh()` is timed after the batch build.",
+        "- The figures are meant for an idle machine: the load average before and after each size is in the "
+        "table.",
+        "",
+        render_table(results, cases),
+        "",
+        *render_area(scale_targets(results, cases)),
+    ]
+    if plots:
+        lines += [f"![{caption}]({path})" + "\n" for caption, path in plots]
+    lines.append(SECTION_END)
+    return "\n".join(lines)
+
+
+def replace_section(text: str, section: str) -> str:
+    """``text`` with its scale section (between the markers) replaced by ``section``, or ``section`` appended
+    when it has none; the rest stays as it was."""
+    start, end = text.find(SECTION_START), text.find(SECTION_END)
+    if start < 0 or end < start:
+        return text.rstrip("\n") + "\n\n" + section + "\n"
+    return text[:start] + section + text[end + len(SECTION_END):]
+
+
+def existing_section(text: str) -> str | None:
+    """The scale section of ``text``, markers included, if it has one."""
+    start, end = text.find(SECTION_START), text.find(SECTION_END)
+    if start < 0 or end < start:
+        return None
+    return text[start:end + len(SECTION_END)]
