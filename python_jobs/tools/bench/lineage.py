@@ -28,6 +28,7 @@ from python_jobs.tools.bench.harness import (
     reset_warehouse,
     timed,
 )
+from python_jobs.tools.bench.report import Cost
 from python_jobs.tools.generate.lineage import SyntheticSpec, proposal_example, write_events
 from python_jobs.warehouse.fingerprint import warehouse_fingerprint
 
@@ -50,12 +51,6 @@ class ExampleResult:
     mapping_rows: int
     per_version_rows: int
     build_seconds: float
-
-
-@dataclass(frozen=True)
-class Cost:
-    wall_seconds: float
-    cpu_seconds: float
 
 
 @dataclass(frozen=True)

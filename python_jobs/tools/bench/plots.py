@@ -24,14 +24,19 @@ def history_cost_plot(small: Any, large: Any, out: Path) -> Path:
     )
     for label, values, style in series:
         axes.plot(sizes, values, style, label=label)
+    _history_axes(axes, sizes, "dbt run seconds", "Lineage build cost against history size")
+    return _save(figure, axes, out)
+
+
+def _history_axes(axes: Any, sizes: list[int], ylabel: str, title: str) -> None:
+    """History size on a log x axis, one tick per measured size; y from zero."""
     axes.set_xscale("log")
     axes.minorticks_off()
     axes.set_xticks(sizes, [f"{size:,}" for size in sizes])
     axes.set_ylim(bottom=0)
     axes.set_xlabel("events in the history")
-    axes.set_ylabel("dbt run seconds")
-    axes.set_title("Lineage build cost against history size")
-    return _save(figure, axes, out)
+    axes.set_ylabel(ylabel)
+    axes.set_title(title)
 
 
 def changelog_rounds_plot(report: Any, out: Path) -> Path:
@@ -53,13 +58,7 @@ def size_plot(sizes: list[int], series: list[tuple[str, list[float]]], title: st
     figure, axes = plt.subplots(figsize=(6.4, 4.0), dpi=100)
     for (label, values), style in zip(series, ("o-", "s-", "^-", "D-", "v--", "x--"), strict=False):
         axes.plot(sizes, values, style, label=label)
-    axes.set_xscale("log")
-    axes.minorticks_off()
-    axes.set_xticks(sizes, [f"{size:,}" for size in sizes])
-    axes.set_ylim(bottom=0)
-    axes.set_xlabel("events in the history")
-    axes.set_ylabel(ylabel)
-    axes.set_title(title)
+    _history_axes(axes, sizes, ylabel, title)
     return _save(figure, axes, out)
 
 

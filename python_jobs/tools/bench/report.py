@@ -8,6 +8,14 @@ MISSING = "-"
 
 
 @dataclass(frozen=True)
+class Cost:
+    """What a measured step took: wall-clock seconds and the JVM's user + system CPU seconds."""
+
+    wall_seconds: float
+    cpu_seconds: float
+
+
+@dataclass(frozen=True)
 class Target:
     """A restated target: ``ratio`` (or the measured value when ``on_measured``) at most/least ``limit``."""
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from python_jobs.tools.bench.report import Area, Row, Target, ratio, render_area
+from python_jobs.tools.bench.report import Area, Cost, Row, Target, ratio, render_area
 
 SECTION_START = "<!-- bench scale: start (written by `python -m python_jobs bench scale`) -->"
 SECTION_END = "<!-- bench scale: end -->"
@@ -19,12 +19,6 @@ LATENCY_TARGET = Target(50, on_measured=True, unit=" ms")
 MEMORY_TARGET = Target(4.0, on_measured=True, unit=" GiB")
 REFRESH_TARGET = Target(5.0, on_measured=True, unit=" s")
 INGEST_CPU_TARGET = Target(1.5)
-
-
-@dataclass(frozen=True)
-class Cost:
-    wall_seconds: float
-    cpu_seconds: float
 
 
 @dataclass(frozen=True)
