@@ -19,6 +19,8 @@ import pyarrow.compute as pc
 
 def _string_array(values: pa.Array | pa.ChunkedArray) -> pa.Array:
     array = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
+    if pa.types.is_dictionary(array.type):  # a compacted column (columns.py)
+        array = array.dictionary_decode()
     return array.cast(pa.large_string()) if pa.types.is_string(array.type) else array
 
 

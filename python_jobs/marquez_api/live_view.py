@@ -222,7 +222,6 @@ class _Merge:
                 named[(io_type, namespace, name)] = {
                     "run_uuid": run_id, "io_type": io_type, "namespace_name": namespace, "name": name,
                     "dataset_version_uuid": version, "job_uuid": run["job_uuid"],
-                    "started_at": run["started_at"], "created_at": run["created_at"],
                 }
             self.io[run_id] = [named[k] for k in sorted(named)]
 

@@ -26,6 +26,10 @@ class Slices:
             stop = min(stop, start + limit)
         return self.table.slice(start, stop - start).to_pylist() if stop > start else []
 
+    def with_table(self, table: pa.Table) -> Slices:
+        """The same ranges over another table with the same rows in the same order (a compacted copy)."""
+        return Slices(table, self.ranges, self.key)
+
     def count(self, key: str) -> int:
         start, stop = self.ranges.get(key, (0, 0))
         return stop - start

@@ -19,6 +19,7 @@ import pyarrow.compute as pc
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
+from python_jobs.marquez_api.columns import as_references, encode_repeated, single_chunk
 from python_jobs.marquez_api.curation import CuratedView
 from python_jobs.marquez_api.graph import LineageGraph, dataset_node_id, job_node_id
 from python_jobs.marquez_api.job_versions import add_version_edges
@@ -117,13 +118,43 @@ def load_snapshot(spark: SparkSession, settings: Settings) -> Snapshot:
             {"id": row.uuid, "createdAt": iso(row.created_at), "fields": snap.schema_fields.get(row.uuid, [])}
         )
 
-    snap.versions = slices_by(_table(spark, f"""
+    runs = _table(spark, f"""
+        select uuid, job_uuid, created_at, updated_at, current_run_state, started_at, ended_at
+        from {lineage}.runs
+    """)
+    # Sorted like the runs (job, newest first), so one page of a job's runs has its inputs and
+    # outputs in one contiguous slice.
+    run_io = _table(spark, f"""
+        select m.run_uuid, 'input' as io_type, d.namespace_name, d.name, m.dataset_version_uuid
+        from {lineage}.runs_input_mapping as m join {lineage}.datasets as d on m.dataset_uuid = d.uuid
+        union all
+        select m.run_uuid, 'output' as io_type, d.namespace_name, d.name, m.dataset_version_uuid
+        from {lineage}.runs_output_mapping as m join {lineage}.datasets as d on m.dataset_uuid = d.uuid
+    """).join(runs.select(["uuid", "job_uuid", "started_at", "created_at"])
+              .rename_columns(["run_uuid", "job_uuid", "started_at", "created_at"]), "run_uuid")
+    sorted_runs = slices_by(runs, "job_uuid", RUN_ORDER)
+    sorted_io = runs_of(run_io.sort_by(nulls_last([
+        ("job_uuid", "ascending"), *[("run_uuid" if k == "uuid" else k, o) for k, o in RUN_ORDER],
+        ("io_type", "ascending"), ("namespace_name", "ascending"), ("name", "ascending"),
+    ])), "run_uuid")
+    del runs, run_io  # the sorted copies replace them
+    snap.runs, run_uuids = _compact_runs(sorted_runs)
+    # The runs' times only placed the rows; the runs table keeps them.
+    kept_io = sorted_io.table.drop_columns(["started_at", "created_at"])
+    snap.run_io = sorted_io.with_table(as_references(
+        encode_repeated(kept_io, ("io_type", "namespace_name", "name", "job_uuid")), "run_uuid", run_uuids))
+    snap.run_index = RowIndex(snap.runs.table, "uuid", "job_uuid")
+
+    versions = slices_by(_table(spark, f"""
         select v.dataset_uuid, v.uuid as version, v.created_at, v.dataset_schema_version_uuid,
             v.run_uuid, v.is_current_version, r.current_run_state as run_state, r.ended_at as run_ended_at
         from {lineage}.dataset_versions as v
         left join {lineage}.runs as r on v.run_uuid = r.uuid
     """), "dataset_uuid", [("created_at", "descending"), ("version", "ascending")])
-    versions = snap.versions
+    version_table, version_keys = single_chunk(versions.table, "version")
+    snap.versions = versions = versions.with_table(as_references(encode_repeated(
+        version_table, ("dataset_uuid", "dataset_schema_version_uuid", "run_state")), "run_uuid", run_uuids))
+    snap.run_io = snap.run_io.with_table(as_references(snap.run_io.table, "dataset_version_uuid", version_keys))
     snap.version_index = RowIndex(versions.table, "version", "dataset_uuid")
     current = _current_versions(versions)
 
@@ -140,27 +171,6 @@ def load_snapshot(spark: SparkSession, settings: Settings) -> Snapshot:
         snap.dataset_facet_text[row.uuid] = facet_texts.get(row.uuid) or ""
         snap.graph.add_node(dataset_node_id(row.namespace_name, row.name))
 
-    runs = _table(spark, f"""
-        select uuid, job_uuid, created_at, updated_at, current_run_state, started_at, ended_at
-        from {lineage}.runs
-    """)
-    snap.runs = slices_by(runs, "job_uuid", RUN_ORDER)
-    snap.run_index = RowIndex(snap.runs.table, "uuid", "job_uuid")
-
-    # Sorted like the runs (job, newest first), so one page of a job's runs has its inputs and
-    # outputs in one contiguous slice.
-    run_io = _table(spark, f"""
-        select m.run_uuid, 'input' as io_type, d.namespace_name, d.name, m.dataset_version_uuid
-        from {lineage}.runs_input_mapping as m join {lineage}.datasets as d on m.dataset_uuid = d.uuid
-        union all
-        select m.run_uuid, 'output' as io_type, d.namespace_name, d.name, m.dataset_version_uuid
-        from {lineage}.runs_output_mapping as m join {lineage}.datasets as d on m.dataset_uuid = d.uuid
-    """).join(runs.select(["uuid", "job_uuid", "started_at", "created_at"])
-              .rename_columns(["run_uuid", "job_uuid", "started_at", "created_at"]), "run_uuid")
-    snap.run_io = runs_of(run_io.sort_by(nulls_last([
-        ("job_uuid", "ascending"), *[("run_uuid" if k == "uuid" else k, o) for k, o in RUN_ORDER],
-        ("io_type", "ascending"), ("namespace_name", "ascending"), ("name", "ascending"),
-    ])), "run_uuid")
     _load_latest_runs(spark, lineage, snap)
 
     job_facets = {r.job_uuid: r.facets for r in spark.sql(
@@ -186,13 +196,20 @@ def load_snapshot(spark: SparkSession, settings: Settings) -> Snapshot:
     snap.graph = merged_aliases(snap.graph, snap.symlinks)
 
     _load_column_lineage(spark, lineage, snap)
-    snap.events = _table(spark, f"""
+    snap.events = encode_repeated(_table(spark, f"""
         select event_time, ingest_seq, ingest_block, job_namespace, event_type from {raw}
         where event_id is not null
-    """).sort_by([("event_time", "descending"), ("ingest_seq", "descending")])
+    """).sort_by([("event_time", "descending"), ("ingest_seq", "descending")]), ("job_namespace", "event_type"))
     # Arrow keeps freed buffers for reuse; the sorts above left their inputs' behind.
     pa.default_memory_pool().release_unused()
     return snap
+
+
+def _compact_runs(runs: Slices) -> tuple[Slices, pa.Array]:
+    """The runs with their uuids in one chunk (the dictionary the run references of ``run_io`` and
+    ``versions`` share) and their job and state stored once per value."""
+    table, uuids = single_chunk(runs.table, "uuid")
+    return runs.with_table(encode_repeated(table, ("job_uuid", "current_run_state"))), uuids
 
 
 def _load_versions(spark: SparkSession, lineage: str, snap: Snapshot) -> VersionState:

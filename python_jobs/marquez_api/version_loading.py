@@ -30,7 +30,7 @@ from python_jobs.marquez_api.job_versions import (
     job_version_id,
     run_definitions,
 )
-from python_jobs.marquez_api.key_index import RangeIndex, RowIndex
+from python_jobs.marquez_api.key_index import RangeIndex
 from python_jobs.marquez_api.slices import Slices
 
 
@@ -81,24 +81,41 @@ def load_run_details(spark: SparkSession, lineage: str) -> RunDetails:
 
 
 class NominalTimes(Mapping[str, tuple[str | None, str | None]]):
-    """run → (nominal start, nominal end) as the API shows them, looked up in the ``nominal`` table."""
+    """run → (nominal start, nominal end) as the API shows them. The times are two columns in the order of
+    the snapshot's runs, found through ``run_index``: no second index of run ids."""
 
-    def __init__(self, nominal: pa.Table) -> None:
-        self._index = RowIndex(nominal, "run_id", "run_id")
-        self._starts, self._ends = nominal.column("v0"), nominal.column("v1")
+    def __init__(self, run_index: Mapping[str, tuple[str, int]], starts: pa.Array, ends: pa.Array,
+                 present: np.ndarray) -> None:
+        self._run_index, self._starts, self._ends, self._present = run_index, starts, ends, present
+
+    def _position(self, run: object) -> int | None:
+        found = self._run_index.get(run) if isinstance(run, str) else None
+        return found[1] if found is not None and self._present[found[1]] else None
 
     def __getitem__(self, run: str) -> tuple[str | None, str | None]:
-        _, position = self._index[run]
+        position = self._position(run)
+        if position is None:
+            raise KeyError(run)
         return nominal_iso(self._starts[position].as_py()), nominal_iso(self._ends[position].as_py())
 
     def __contains__(self, run: object) -> bool:
-        return run in self._index
+        return self._position(run) is not None
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._index)
+        return (run for run in self._run_index if self._position(run) is not None)
 
     def __len__(self) -> int:
-        return len(self._index)
+        return int(self._present.sum())
+
+
+def nominal_times_of_runs(run_uuids: pa.ChunkedArray, run_index: Mapping[str, tuple[str, int]],
+                          nominal: pa.Table) -> NominalTimes:
+    """``nominal`` (``run_id, v0, v1``) laid out in the order of ``run_uuids`` (the snapshot's runs)."""
+    where = pc.index_in(run_uuids, value_set=nominal.column("run_id").combine_chunks())
+    present = np.asarray(where.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+    starts = nominal.column("v0").combine_chunks().take(where)
+    ends = nominal.column("v1").combine_chunks().take(where)
+    return NominalTimes(run_index, starts, ends, present)
 
 
 class RunDefinitionsByRun(Mapping[str, RunDefinition]):
@@ -183,7 +200,7 @@ def columnar_version_state(jobs: dict[str, tuple[str, str]], runs: Slices, run_i
         histories[job] = history_of_columns(namespace, name, definitions)
     return VersionState(
         histories=histories, run_definitions=RunDefinitionsByRun(run_index, runs.ranges, histories),
-        nominal_times=NominalTimes(details.nominal), dataset_jobs=dataset_jobs(histories),
+        nominal_times=nominal_times_of_runs(uuids, run_index, details.nominal), dataset_jobs=dataset_jobs(histories),
     )
 
 
