@@ -74,6 +74,12 @@ def _at(request: Request) -> datetime:
 def legacy_write_routes(api: MarquezReadApi) -> list[BaseRoute]:
     """``PUT`` datasets and jobs, ``POST`` runs and run transitions, as Marquez answers them."""
 
+    async def land(request: Request, event: dict[str, Any]) -> Response | None:
+        failed = await _land(request, event)
+        if failed is None:
+            api.live.expedite()  # the answer below reads the write it reports
+        return failed
+
     def job_of(run_id: str) -> JobRef:
         found = api.job_of_run(run_id)
         if found is None:
@@ -86,22 +92,22 @@ def legacy_write_routes(api: MarquezReadApi) -> list[BaseRoute]:
         run_id = body.get("runId") if isinstance(body, dict) else None
         event = dataset_event(params["namespace"], params["dataset"], body, datetime.now(UTC),
                               job_of(str(run_id)) if run_id else None)
-        return await _land(request, event) or api.get_dataset(params["namespace"], params["dataset"])
+        return await land(request, event) or api.get_dataset(params["namespace"], params["dataset"])
 
     async def put_job(request: Request) -> Any:
         params = request.path_params
         event = job_event(params["namespace"], params["job"], await _body(request), datetime.now(UTC))
-        return await _land(request, event) or api.get_job(params["namespace"], params["job"])
+        return await land(request, event) or api.get_job(params["namespace"], params["job"])
 
     async def post_run(request: Request) -> Any:
         params = request.path_params
         event = new_run_event(params["namespace"], params["job"], await _body(request), datetime.now(UTC))
-        return await _land(request, event) or api.get_run(event["run"]["runId"])
+        return await land(request, event) or api.get_run(event["run"]["runId"])
 
     async def transition(request: Request) -> Any:
         params = request.path_params
         event = run_state_event(params["id"], params["action"], job_of(params["id"]), _at(request))
-        return await _land(request, event) or api.get_run(event["run"]["runId"])
+        return await land(request, event) or api.get_run(event["run"]["runId"])
 
     routes: list[tuple[str, str, Handler]] = [
         ("/namespaces/{namespace}/datasets/{dataset}", "PUT", _guarded(put_dataset)),

@@ -10,6 +10,7 @@ import pyarrow as pa
 from lineage_events import run_event  # tests/python is on sys.path
 
 from python_jobs import keys
+from python_jobs.marquez_api import live as live_module
 from python_jobs.marquez_api.graph import LineageGraph, dataset_node_id, job_node_id
 from python_jobs.marquez_api.job_versions import job_version_id
 from python_jobs.marquez_api.live import LiveOverlay
@@ -234,3 +235,14 @@ def test_a_pending_run_gets_its_job_version_and_nominal_times():
     assert state.nominal_times[NEW_RUN] == ("2026-01-01T04:00:00Z", None)
     assert job_uuid in state.dataset_jobs[("db", "a")]
     assert base.version_state.histories[job_uuid].current.run_uuid == OLD_RUN  # the snapshot is not changed
+
+
+def test_expedite_shows_a_write_the_rebuild_limit_would_defer(monkeypatch):
+    monkeypatch.setattr(live_module, "REBUILD_FACTOR", 1e9)  # any rebuild after the first waits "forever"
+    live = LiveOverlay(base_snapshot())
+    live.accept(body(eventType="OTHER", eventTime="2026-01-01T03:00:00Z", run={"runId": NEW_RUN}))
+    assert run_of(live.view(), NEW_RUN)["current_run_state"] is None
+    live.accept(body(eventType="START", eventTime="2026-01-01T03:01:00Z", run={"runId": NEW_RUN}))
+    assert run_of(live.view(), NEW_RUN)["current_run_state"] is None  # deferred by the limit
+    live.expedite()
+    assert run_of(live.view(), NEW_RUN)["current_run_state"] == "START"
