@@ -3,11 +3,17 @@ the shared session, against a copy of BENCHMARKS.md."""
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import replace
 from pathlib import Path
 
+from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
+
+from python_jobs.lineage.event_parsing import CORRUPT_COLUMN, PARSE_OPTIONS, TEXT_PARSE_SCHEMA
 from python_jobs.settings import PROJECT_DIR
+from python_jobs.tools.bench.parsers import orjson_batches
 from python_jobs.tools.bench.read_api import LATENCY_CASES
 from python_jobs.tools.bench.scale_report import (
     GIB,
@@ -129,3 +135,46 @@ def test_bench_scale_at_a_tiny_size(spark, settings, tmp_path: Path) -> None:
         assert f"(docs/bench/{stem}.png)" in section
     assert not [row.namespace for row in spark.sql("show databases").collect() if "bench_scale_" in row.namespace]
     assert not (tmp_path / "work").exists()
+
+
+def _corpus_event_lines(corpus: Path) -> list[str]:
+    lines = []
+    for path in sorted((corpus / "openlineage").rglob("*.json")):
+        try:
+            document = json.loads(path.read_text())
+        except (ValueError, UnicodeDecodeError):
+            continue
+        for event in document if isinstance(document, list) else [document]:
+            if isinstance(event, dict) and "eventTime" in event:
+                lines.append(json.dumps(event))
+    return lines
+
+
+def _comparable(item: object) -> object:
+    """A parsed row with each JSON text in it (a facet body) read back: both parsers keep a facet as its
+    compact text, and compact JSON may spell a number or an escape differently without changing the value."""
+    if isinstance(item, dict):
+        return {key: _comparable(inner) for key, inner in item.items()}
+    if isinstance(item, list):
+        return [_comparable(inner) for inner in item]
+    if isinstance(item, str) and item[:1] in ("{", "["):
+        try:
+            return json.loads(item)
+        except ValueError:
+            return item
+    return item
+
+
+def test_the_orjson_floor_parses_real_events_as_from_json_does(spark, shared_corpus, tmp_path) -> None:
+    lines = _corpus_event_lines(shared_corpus)
+    assert len(lines) > 20
+    path = tmp_path / "events.ndjson"
+    path.write_text("\n".join([*lines, "{not json", "[1, 2]"]) + "\n")
+    schema = StructType.fromDDL(TEXT_PARSE_SCHEMA.removeprefix("struct<").removesuffix(">"))
+    by_python = spark.read.text(str(path)).mapInArrow(orjson_batches(schema), schema).collect()
+    by_spark = spark.read.text(str(path)).select(
+        F.from_json("value", TEXT_PARSE_SCHEMA, PARSE_OPTIONS).alias("event")).select("event.*").collect()
+    assert len(by_python) == len(by_spark) == len(lines) + 2
+    for mine, theirs in zip(by_python[:len(lines)], by_spark[:len(lines)], strict=True):
+        assert _comparable(mine.asDict(recursive=True)) == _comparable(theirs.asDict(recursive=True))
+    assert all(row[CORRUPT_COLUMN] is not None for row in by_python[len(lines):])

@@ -60,6 +60,31 @@ def jvm_cpu_seconds(spark: SparkSession) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _stat_fields(pid: int) -> list[str] | None:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError):
+        return None  # exited meanwhile
+
+
+def process_tree_cpu_seconds(root: int) -> float:
+    """User + system CPU of ``root`` and every process below it, with the children they have reaped: the
+    JVM's and its Python workers' together (a ``mapInArrow`` parse runs in the workers)."""
+    parents: dict[int, int] = {}
+    stats: dict[int, list[str]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and (fields := _stat_fields(int(entry.name))) is not None:
+            parents[int(entry.name)], stats[int(entry.name)] = int(fields[1]), fields
+    tree, frontier = {root}, [root]
+    while frontier:
+        parent = frontier.pop()
+        children = [pid for pid, ppid in parents.items() if ppid == parent and pid not in tree]
+        tree.update(children)
+        frontier.extend(children)
+    ticks = sum(sum(int(v) for v in stats[pid][11:15]) for pid in tree if pid in stats)
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
 def peak_rss_bytes(pid: int) -> int:
     """The process's resident-set high water mark (VmHWM), which only grows."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():

@@ -9,10 +9,12 @@ MISSING = "-"
 
 @dataclass(frozen=True)
 class Cost:
-    """What a measured step took: wall-clock seconds and the JVM's user + system CPU seconds."""
+    """What a measured step took: wall-clock seconds, the JVM's user + system CPU seconds and, where
+    Python workers do part of the work, the CPU of the JVM and its workers together."""
 
     wall_seconds: float
     cpu_seconds: float
+    tree_cpu_seconds: float | None = None
 
 
 @dataclass(frozen=True)

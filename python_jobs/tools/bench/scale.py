@@ -39,6 +39,7 @@ from python_jobs.tools.bench.harness import (
     timed,
 )
 from python_jobs.tools.bench.lineage import parse_and_write_floor
+from python_jobs.tools.bench.parsers import python_parse_floor, text_parse_floor
 from python_jobs.tools.bench.read_api import LATENCY_CASES, snapshot_counts, time_cases
 from python_jobs.tools.bench.scale_report import (
     Cost,
@@ -111,6 +112,10 @@ def measure_size(spark: SparkSession, settings: Settings, config: ScaleConfig, w
         floor = parse_and_write_floor(spark, path, work_dir / f"floor_{size}.parquet")
         figures.add(part, "floor: from_json + Parquet s (JVM CPU s)", f"{floor.wall_seconds:.1f} "
                     f"({floor.cpu_seconds:.1f})")
+        text_floor = text_parse_floor(spark, path, work_dir / f"text_floor_{size}.parquet")
+        python_floor = python_parse_floor(spark, path, work_dir / f"python_floor_{size}.parquet")
+        figures.add(part, "parse floor CPU s, JVM + workers: from_json / orjson",
+                    f"{text_floor.tree_cpu_seconds:.1f} / {python_floor.tree_cpu_seconds:.1f}")
         cpu_before = jvm_cpu_seconds(spark)
         ingest_seconds, report = timed(lambda: ingest_lineage(spark, scoped, [path]))
         ingest = Cost(ingest_seconds, jvm_cpu_seconds(spark) - cpu_before)
@@ -154,6 +159,7 @@ def measure_size(spark: SparkSession, settings: Settings, config: ScaleConfig, w
             increment_ingest_seconds=increment_ingest, increment_build_seconds=increment_build,
             refresh_seconds=refresh, noop_build_seconds=noop, noop_unchanged=unchanged, warehouse_bytes=on_disk,
             jvm_peak_rss_bytes=peak_rss_bytes(jvm_pid(spark)), load_before=load_before, load_after=load_average(),
+            text_floor=text_floor, python_floor=python_floor,
         )
     finally:
         if not config.keep:  # the next size needs the disk

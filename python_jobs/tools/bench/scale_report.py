@@ -56,6 +56,9 @@ class ScaleResult:
     jvm_peak_rss_bytes: int
     load_before: str
     load_after: str
+    # The two parsers' floors on the same file (parsers.py): CPU of the JVM and its Python workers.
+    text_floor: Cost | None = None
+    python_floor: Cost | None = None
 
     @property
     def ingest_rate(self) -> float:
@@ -94,6 +97,13 @@ def _gib(value: float) -> str:
     return f"{value / GIB:,.2f} GiB"
 
 
+def _parser_floors(result: ScaleResult) -> str:
+    text, python = result.text_floor, result.python_floor
+    if text is None or python is None or text.tree_cpu_seconds is None or python.tree_cpu_seconds is None:
+        return "-"
+    return f"{text.tree_cpu_seconds:,.1f} / {python.tree_cpu_seconds:,.1f}"
+
+
 def figure_rows(results: list[ScaleResult], cases: tuple[str, ...]) -> list[tuple[str, list[str]]]:
     """The figures table: one row per figure, one cell per size (in ``results``' order)."""
 
@@ -107,6 +117,7 @@ def figure_rows(results: list[ScaleResult], cases: tuple[str, ...]) -> list[tupl
         row("ingest: wall s (events/s)", lambda r: f"{_s(r.ingest.wall_seconds)} ({r.ingest_rate:,.0f})"),
         row("ingest / floor JVM CPU s (ratio)", lambda r: f"{r.ingest.cpu_seconds:,.1f} / "
             f"{r.floor.cpu_seconds:,.1f} ({r.ingest_cpu_ratio or 0:,.2f})"),
+        row("parse floor CPU s, JVM + Python workers: from_json / orjson (mapInArrow)", _parser_floors),
         row("read / accepted / rejected", lambda r: f"{r.events:,} / {r.accepted:,} / {r.rejected:,}"),
         row("first build s (events/s)", lambda r: f"{_s(r.first_build_seconds)} "
             f"({r.events / r.first_build_seconds:,.0f})"),
@@ -194,7 +205,9 @@ def render_section(info: SectionInfo, results: list[ScaleResult], cases: tuple[s
         f"- The generator's pipeline shape (200 jobs, two inputs and one output each, START + COMPLETE per run, a "
         f"schema version every 200 runs of a job), {shape}. Sizes one after another in one Spark session, each on "
         "its own schema prefix, dropped after it is measured.",
-        "- Per size: the floor (Spark `from_json` + Parquet write of the file) and the ingest; the first build, "
+        "- Per size: the floor (Spark `from_json` + Parquet write of the file) and the ingest; the same floor with "
+        "the ingest's text-parse schema against `orjson` parsing the lines in Python workers (`mapInArrow`), by "
+        "the CPU of the JVM and its workers (the faster of the two is the ingest's parser); the first build, "
         "the batch build and the no-new-events build of what the read API reads (the lineage core, facets and "
         f"column lineage, without tests); the batch is the same {batch:,} events (1% of the largest history) "
         "on every size, continuing its runs. The read API is loaded in this process (the resident-set growth is "
