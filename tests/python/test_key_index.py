@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 import pyarrow as pa
 import pytest
 
+from python_jobs.marquez_api.columns import as_references, encode_repeated, single_chunk
 from python_jobs.marquez_api.key_index import RangeIndex, RowIndex
 from python_jobs.marquez_api.slices import runs_of
 from python_jobs.marquez_api.version_loading import (
@@ -112,3 +113,22 @@ def test_columnar_versions_equal_the_per_object_build():
     assert "r7" not in columns.run_definitions  # its job is not listed
     assert dict(columns.nominal_times) == {"r3": (nominal_iso("2026-03-05T00:00:00+00:00"), None)}
     assert columns.dataset_jobs == objects.dataset_jobs
+
+
+def test_compacted_columns_keep_every_value_and_share_the_key_column():
+    runs = pa.table({"uuid": pa.chunked_array([["r1", "r2"], ["r3"]]), "job": ["j1", "j1", "j2"]})
+    runs, uuids = single_chunk(runs, "uuid")
+    runs = encode_repeated(runs, ("job",))
+    assert runs.column("uuid").num_chunks == 1 and pa.types.is_dictionary(runs.column("job").type)
+    io = pa.table({"run_uuid": ["r3", "r1", None, "r3"], "name": ["a", "b", "a", "a"]})
+    referenced = as_references(io, "run_uuid", uuids)
+    column = referenced.column("run_uuid").combine_chunks()
+    assert column.dictionary.buffers()[2].address == uuids.buffers()[2].address  # shared, not copied
+    assert referenced.to_pylist() == io.to_pylist()
+    # A value the key column lacks: encoded on its own, nothing lost.
+    strays = as_references(pa.table({"run_uuid": ["r1", "r9"]}), "run_uuid", uuids)
+    assert strays.column("run_uuid").to_pylist() == ["r1", "r9"]
+    # The lookups read compacted columns as they read plain ones.
+    index = RowIndex(runs, "uuid", "job")
+    assert index["r3"] == ("j2", 2)
+    assert dict(RangeIndex(runs.column("job")).items()) == {"j1": (0, 2), "j2": (2, 3)}
