@@ -86,6 +86,26 @@ def referenced_schema_fields(spark, settings) -> list[tuple]:
     return sorted(tuple(row) for row in rows)
 
 
+def log_position(log: Path) -> tuple[int, int]:
+    """The log file's inode and size: where the next build's lines start."""
+    if not log.exists():
+        return (0, 0)
+    stat = log.stat()
+    return (stat.st_ino, stat.st_size)
+
+
+def log_since(log: Path, position: tuple[int, int]) -> str:
+    """dbt's log text written since ``position``. dbt rotates its log at 10 MB (``dbt.log`` becomes
+    ``dbt.log.1``, a new file), which the whole suite's builds reach, possibly in the middle of a build."""
+    inode, offset = position
+    current = log.read_bytes() if log.exists() else b""
+    if log.exists() and log.stat().st_ino == inode:
+        return current[offset:].decode("utf-8", "replace")
+    rotated = log.with_name(log.name + ".1")
+    earlier = rotated.read_bytes()[offset:] if rotated.exists() and rotated.stat().st_ino == inode else b""
+    return (earlier + current).decode("utf-8", "replace")
+
+
 def test_incremental_builds_equal_one_shot_build_for_shuffled_arrival(
     spark, isolated_settings, tmp_path, settings, dbt_manifest
 ):
@@ -110,7 +130,7 @@ def test_incremental_builds_equal_one_shot_build_for_shuffled_arrival(
     dbt_log = Path(os.environ["DBT_LOG_PATH"], "dbt.log")
     for number, path in enumerate(paths):
         ingest_lineage(spark, isolated_settings, [path])
-        log_before = dbt_log.stat().st_size if dbt_log.exists() else 0
+        log_before = log_position(dbt_log)
         if number == 1:
             # As on a warehouse built before int_lineage_build_tails existed: the tail search must
             # group the builds it has not recorded out of the revision table, and the table is
@@ -133,9 +153,7 @@ def test_incremental_builds_equal_one_shot_build_for_shuffled_arrival(
         run_dbt(isolated_settings, ["build" if number == len(paths) - 1 else "run", *selection])
     # The last build's tails came from both searches: its prepare step made the fast path's
     # candidates and the general search's tails (dbt's log holds every statement it ran).
-    with dbt_log.open("rb") as log:
-        log.seek(log_before)
-        last_build_log = log.read().decode("utf-8", "replace")
+    last_build_log = log_since(dbt_log, log_before)
     assert "int_lineage_version_revisions__tail_candidates using parquet" in last_build_log
     assert "int_lineage_version_revisions__general_tails using parquet" in last_build_log
     incremental = snapshot(spark, isolated_settings)

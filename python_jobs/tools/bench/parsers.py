@@ -16,6 +16,7 @@ from typing import Any
 import pyarrow as pa
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.pandas.types import to_arrow_type
 from pyspark.sql.types import StructType
 
 from python_jobs.lineage.event_parsing import CORRUPT_COLUMN, PARSE_OPTIONS, TEXT_PARSE_SCHEMA
@@ -71,7 +72,7 @@ def orjson_batches(schema: StructType):
     arrow_type = pa.struct([pa.field(f.name, _arrow_type(f.dataType)) for f in schema.fields])
 
     def parse(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        import orjson  # on the worker
+        import orjson  # on the worker: only this benchmark needs it (a dev dependency)
 
         for batch in batches:
             rows = [event_row(text, orjson.loads, orjson.dumps) for text in batch.column("value").to_pylist()]
@@ -81,8 +82,6 @@ def orjson_batches(schema: StructType):
 
 
 def _arrow_type(spark_type) -> pa.DataType:
-    from pyspark.sql.pandas.types import to_arrow_type
-
     return to_arrow_type(spark_type)
 
 
