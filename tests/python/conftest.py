@@ -1,6 +1,6 @@
 """Shared fixtures: one SparkSession and one warehouse folder for the whole test session.
 
-Spark costs ~20 s to start, so every test shares the JVM. ``bin/test`` runs two pytest-xdist workers, each a
+Spark costs ~20 s to start, so every test shares the JVM. ``bin/test`` runs three pytest-xdist workers, each a
 session of its own (its own JVM, warehouse folder and Derby metastore); ``pytest_collection_modifyitems``
 keeps each test file on one worker and every file that reads the main job's warehouse on the same one, so
 the main job runs once. Tests that need an empty warehouse
