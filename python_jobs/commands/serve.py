@@ -232,7 +232,8 @@ def run_serve(args: argparse.Namespace) -> int:
         # adds that hook after these); a round that succeeded takes its events out of the overlay.
         before_round: list[Callable[[], None]] = [api.live.begin_round] if api is not None else []
         after_round: list[Callable[[RoundReport], object]] = (
-            [lambda report: api.refresh(absorbed=report.ok)] if api is not None else [])
+            [lambda report: api.refresh_after_round(report.ok, log=lambda line: print(line, flush=True))]
+            if api is not None else [])
         if endpoint is not None:
             after_round.append(lambda report: endpoint.refresh_readers())
         days = configured_retention_days(args.retention_days)

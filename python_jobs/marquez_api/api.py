@@ -12,6 +12,7 @@ import json
 import re
 import threading
 from collections import deque
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -35,8 +36,10 @@ from python_jobs.marquez_api.live import LiveOverlay
 from python_jobs.marquez_api.params import BadRequest, NotFound, moment, paging
 from python_jobs.marquez_api.snapshot import (
     RUN_STATES,
+    Laps,
     Snapshot,
     dataset_facets,
+    describe_laps,
     iso,
     job_facets,
     latest_run_facets,
@@ -149,6 +152,8 @@ class MarquezReadApi(VersionedReads):
         self._spark_lock = threading.Lock()
         # Held by a write (log append, then swap) and by refresh's swap: no write is lost between them.
         self.curation_lock = threading.Lock()
+        # The last refresh's seconds per part (snapshot.py's parts, then the writes): serve logs them.
+        self.refresh_seconds: dict[str, float] = {}
         if load:
             self.refresh()
 
@@ -160,12 +165,21 @@ class MarquezReadApi(VersionedReads):
         round since ``live.begin_round()`` succeeded, so its events leave the live overlay."""
         with self._refresh_lock:
             base = load_snapshot(self.spark, self.settings)
+            laps = Laps(dict(base.load_seconds))
             with self.curation_lock:
                 with self._spark_lock:
                     state = read_state(self.spark, self.settings)
                     self._last_seen = last_seen(self.spark, self.settings, state)
                 self._base = base
                 self.live.install(curate(base, state, self._last_seen), absorbed=absorbed)
+            laps.lap("the API's writes laid over it")
+            self.refresh_seconds = laps.seconds
+
+    def refresh_after_round(self, absorbed: bool, log: Callable[[str], None] = print) -> None:
+        """Serve's hook after each build round: ``refresh``, then one line on where its time went (the parts
+        that grow with history show first)."""
+        self.refresh(absorbed=absorbed)
+        log(f"[read API] refreshed in {describe_laps(self.refresh_seconds)}")
 
     def recurate(self, state: CurationState) -> None:
         """Show ``state`` (after a write; the caller holds ``curation_lock``); the live events stay."""

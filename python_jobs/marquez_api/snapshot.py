@@ -9,6 +9,7 @@ bodies of datasets and jobs are kept as JSON text and parsed on first use.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -74,6 +75,27 @@ class Snapshot:
     # symlink (namespace, name) → its main dataset's, from the datasets' ``symlinks`` facets (symlinks.py).
     symlinks: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
     symlink_aliases: dict[tuple[str, str], list[tuple[str, str]]] = field(default_factory=dict)  # main → symlinks
+    # Seconds each part of the load took, in load order: where a refresh's time goes as history grows.
+    load_seconds: dict[str, float] = field(default_factory=dict)
+
+
+class Laps:
+    """Records the seconds since the previous lap under a part's name (a part may lap more than once)."""
+
+    def __init__(self, into: dict[str, float]) -> None:
+        self.seconds = into
+        self._last = time.perf_counter()
+
+    def lap(self, part: str) -> None:
+        now = time.perf_counter()
+        self.seconds[part] = self.seconds.get(part, 0.0) + now - self._last
+        self._last = now
+
+
+def describe_laps(seconds: Mapping[str, float], parts: int = 4) -> str:
+    """``"12.3 s (runs 5.1, versions 3.2, ...)"``: the total and the slowest parts, slowest first."""
+    slowest = sorted(seconds.items(), key=lambda item: (-item[1], item[0]))[:parts]
+    return f"{sum(seconds.values()):.1f} s (" + ", ".join(f"{name} {value:.1f}" for name, value in slowest) + ")"
 
 
 def _table(spark: SparkSession, query: str) -> pa.Table:
@@ -104,6 +126,7 @@ def load_snapshot(spark: SparkSession, settings: Settings) -> Snapshot:
     lineage = settings.schema("lineage")
     raw = settings.table("raw", "lineage_events")
     snap = Snapshot(loaded_at=iso(datetime.now(UTC)) or "")
+    laps = Laps(snap.load_seconds)
     if missing_tables(spark, settings):
         return snap
 
@@ -117,6 +140,7 @@ def load_snapshot(spark: SparkSession, settings: Settings) -> Snapshot:
         snap.schema_versions.setdefault(row.dataset_uuid, []).append(
             {"id": row.uuid, "createdAt": iso(row.created_at), "fields": snap.schema_fields.get(row.uuid, [])}
         )
+    laps.lap("namespaces and schemas")
 
     runs = _table(spark, f"""
         select uuid, job_uuid, created_at, updated_at, current_run_state, started_at, ended_at
@@ -144,6 +168,7 @@ def load_snapshot(spark: SparkSession, settings: Settings) -> Snapshot:
     snap.run_io = sorted_io.with_table(as_references(
         encode_repeated(kept_io, ("io_type", "namespace_name", "name", "job_uuid")), "run_uuid", run_uuids))
     snap.run_index = RowIndex(snap.runs.table, "uuid", "job_uuid")
+    laps.lap("runs and their inputs and outputs")
 
     versions = slices_by(_table(spark, f"""
         select v.dataset_uuid, v.uuid as version, v.created_at, v.dataset_schema_version_uuid,
@@ -157,6 +182,7 @@ def load_snapshot(spark: SparkSession, settings: Settings) -> Snapshot:
     snap.run_io = snap.run_io.with_table(as_references(snap.run_io.table, "dataset_version_uuid", version_keys))
     snap.version_index = RowIndex(versions.table, "version", "dataset_uuid")
     current = _current_versions(versions)
+    laps.lap("dataset versions")
 
     facet_texts = {r.dataset_uuid: r.facets for r in spark.sql(
         f"select dataset_uuid, facets from {lineage}.current_dataset_facets").collect()}
@@ -170,8 +196,10 @@ def load_snapshot(spark: SparkSession, settings: Settings) -> Snapshot:
         }
         snap.dataset_facet_text[row.uuid] = facet_texts.get(row.uuid) or ""
         snap.graph.add_node(dataset_node_id(row.namespace_name, row.name))
+    laps.lap("datasets and their facets")
 
     _load_latest_runs(spark, lineage, snap)
+    laps.lap("latest runs' facets")
 
     job_facets = {r.job_uuid: r.facets for r in spark.sql(
         f"select job_uuid, facets from {lineage}.current_job_facets").collect()}
@@ -183,7 +211,9 @@ def load_snapshot(spark: SparkSession, settings: Settings) -> Snapshot:
         snap.job_facet_text[row.uuid] = job_facets.get(row.uuid) or ""
         job_names[row.uuid] = job_node_id(row.namespace_name, row.name)
         snap.graph.add_node(job_names[row.uuid])
+    laps.lap("jobs and their facets")
     snap.version_state = _load_versions(spark, lineage, snap)
+    laps.lap("job versions")
     # The job → dataset edges: each job's current version (its latest run's inputs and outputs), as
     # Marquez's graph, not every dataset any of its runs ever touched.
     add_version_edges(snap.graph, snap.version_state.histories.values())
@@ -194,14 +224,17 @@ def load_snapshot(spark: SparkSession, settings: Settings) -> Snapshot:
     for alias, main in sorted(snap.symlinks.items()):
         snap.symlink_aliases.setdefault(main, []).append(alias)
     snap.graph = merged_aliases(snap.graph, snap.symlinks)
+    laps.lap("graph and symlinks")
 
     _load_column_lineage(spark, lineage, snap)
+    laps.lap("column lineage")
     snap.events = encode_repeated(_table(spark, f"""
         select event_time, ingest_seq, ingest_block, job_namespace, event_type from {raw}
         where event_id is not null
     """).sort_by([("event_time", "descending"), ("ingest_seq", "descending")]), ("job_namespace", "event_type"))
     # Arrow keeps freed buffers for reuse; the sorts above left their inputs' behind.
     pa.default_memory_pool().release_unused()
+    laps.lap("events")
     return snap
 
 

@@ -30,7 +30,6 @@ from python_jobs.marquez_api.job_versions import (
     job_version_id,
     run_definitions,
 )
-from python_jobs.marquez_api.key_index import RangeIndex
 from python_jobs.marquez_api.slices import Slices
 
 
@@ -144,33 +143,84 @@ def _micros(column: pa.ChunkedArray) -> np.ndarray:
     return np.asarray(pc.fill_null(pc.cast(values, pa.int64()), NO_TIME).to_numpy(), dtype=np.int64)
 
 
-def _io_by_run(run_io: pa.Table) -> dict[str, tuple[set[DatasetRef], set[DatasetRef]]]:
-    found: dict[str, tuple[set[DatasetRef], set[DatasetRef]]] = {}
-    columns = (run_io.column(c).to_pylist() for c in ("run_uuid", "io_type", "namespace_name", "name"))
-    for run, kind, namespace, name in zip(*columns, strict=True):
-        pair = found.get(run)
-        if pair is None:
-            pair = found[run] = (set(), set())
-        pair[0 if kind == "input" else 1].add((namespace, name))
-    return found
+def _plain(column: pa.Array | pa.ChunkedArray) -> pa.Array:
+    array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    return array.dictionary_decode() if pa.types.is_dictionary(array.type) else array
+
+
+def _run_positions(column: pa.Array | pa.ChunkedArray, uuids: pa.Array) -> pa.Array:
+    """Each row's run as its row in the snapshot's runs (null where the runs lack it). A reference column
+    (columns.py) is looked up through its dictionary: one lookup per distinct run, not per row."""
+    array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    if pa.types.is_dictionary(array.type):
+        return pc.index_in(array.dictionary, value_set=uuids).take(array.indices)
+    return pc.index_in(array, value_set=uuids)
+
+
+@dataclass(frozen=True)
+class RunIoKeys:
+    """Each run's inputs and outputs as one bytes key, by the run's row in the snapshot's runs: the sorted,
+    distinct codes of its (input or output, namespace, name) rows, so equal sets give equal keys. A key is
+    decoded into datasets only when it makes a new definition, which is rare: a job's runs repeat a few."""
+
+    keys: list[bytes]
+    namespaces: list[str | None]
+    names: list[str | None]
+
+    def datasets(self, key: bytes) -> tuple[tuple[DatasetRef, ...], tuple[DatasetRef, ...]]:
+        inputs: set[DatasetRef] = set()
+        outputs: set[DatasetRef] = set()
+        for code in np.frombuffer(key, dtype="<i8").tolist():
+            pair, is_output = divmod(code, 2)
+            namespace, name = divmod(pair, len(self.names))
+            (outputs if is_output else inputs).add((self.namespaces[namespace], self.names[name]))
+        return tuple(sorted(inputs)), tuple(sorted(outputs))
+
+
+def run_io_keys(run_io: pa.Table, uuids: pa.Array) -> RunIoKeys:
+    """``run_io``'s rows (``run_uuid, io_type, namespace_name, name``, in any order) as ``RunIoKeys`` of
+    the runs ``uuids``: NumPy over the rows, Python once per run."""
+    namespaces = pc.dictionary_encode(_plain(run_io.column("namespace_name")), null_encoding="encode")
+    names = pc.dictionary_encode(_plain(run_io.column("name")), null_encoding="encode")
+    width = max(len(names.dictionary), 1)
+    output = pc.fill_null(pc.not_equal(_plain(run_io.column("io_type")), "input"), True)
+    codes = ((namespaces.indices.to_numpy().astype(np.int64) * width + names.indices.to_numpy()) * 2
+             + np.asarray(output.to_numpy(zero_copy_only=False), dtype=np.int64))
+    positions = _run_positions(run_io.column("run_uuid"), uuids)
+    known = np.asarray(positions.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+    runs_of_rows = np.asarray(pc.fill_null(positions, -1).to_numpy(zero_copy_only=False), dtype=np.int64)[known]
+    codes = codes[known]
+    order = np.lexsort((codes, runs_of_rows))
+    runs_of_rows, codes = runs_of_rows[order], codes[order]
+    distinct = np.ones(len(codes), dtype=bool)
+    distinct[1:] = (runs_of_rows[1:] != runs_of_rows[:-1]) | (codes[1:] != codes[:-1])
+    runs_of_rows, codes = runs_of_rows[distinct], codes[distinct]
+    starts = np.flatnonzero(np.r_[True, runs_of_rows[1:] != runs_of_rows[:-1]]) if len(codes) else np.empty(0, int)
+    stops = np.append(starts[1:], len(codes)) if len(codes) else starts
+    packed = codes.astype("<i8").tobytes()
+    keys = [b""] * len(uuids)
+    for run, start, stop in zip(runs_of_rows[starts].tolist(), (starts * 8).tolist(), (stops * 8).tolist(),
+                                strict=True):
+        keys[run] = packed[start:stop]
+    return RunIoKeys(keys, namespaces.dictionary.to_pylist(), names.dictionary.to_pylist())
 
 
 def job_run_definitions(
     namespace: str, name: str, run_uuids: pa.ChunkedArray, started: np.ndarray, created: np.ndarray,
-    io: dict[str, tuple[set[DatasetRef], set[DatasetRef]]], locations: list[str | None],
+    io_keys: list[bytes], io: RunIoKeys, locations: list[str | None],
 ) -> RunDefinitions:
-    """One job's runs (rank order) with their versions, as ``run_definitions`` gives them."""
-    index: dict[tuple, int] = {}
+    """One job's runs (rank order; ``io_keys`` theirs) with their versions, as ``run_definitions`` gives them."""
+    index: dict[tuple[bytes, str | None], int] = {}
     definitions: list[tuple[str, tuple[DatasetRef, ...], tuple[DatasetRef, ...], str | None]] = []
     version_of_run = np.empty(len(locations), dtype=np.int32)
-    no_io: tuple[set[DatasetRef], set[DatasetRef]] = (set(), set())
-    for rank, (run, location) in enumerate(zip(run_uuids.to_pylist(), locations, strict=True)):
-        inputs, outputs = io.get(run, no_io)
-        key = (tuple(sorted(inputs)), tuple(sorted(outputs)), location)
+    for rank, key in enumerate(zip(io_keys, locations, strict=True)):
         found = index.get(key)
         if found is None:
             found = index[key] = len(definitions)
-            definitions.append((job_version_id(namespace, name, key[0], key[1], location), *key))
+            inputs, outputs = io.datasets(key[0])
+            location = key[1]
+            definitions.append((job_version_id(namespace, name, inputs, outputs, location), inputs, outputs,
+                                location))
         version_of_run[rank] = found
     return RunDefinitions(run_uuids=run_uuids, started=started, created=created, version_of_run=version_of_run,
                           definitions=definitions)
@@ -178,24 +228,22 @@ def job_run_definitions(
 
 def columnar_version_state(jobs: dict[str, tuple[str, str]], runs: Slices, run_io: Slices,
                            run_index: Mapping[str, tuple[str, int]], details: RunDetails) -> VersionState:
-    """Every job's history from the snapshot's runs (sorted by job, newest first) and run inputs and
-    outputs (sorted by job too): per run a few numbers, no object (see ``RunDefinitions``)."""
+    """Every job's history from the snapshot's runs (sorted by job, newest first) and their inputs and
+    outputs: per run a few numbers, no object (see ``RunDefinitions``)."""
     table = runs.table
     uuids = table.column("uuid")
     started, created = _micros(table.column("started_at")), _micros(table.column("created_at"))
     where = pc.index_in(uuids, value_set=details.location.column("run_id").combine_chunks())
     run_locations = details.location.column("v0").take(where)
-    io_rows = RangeIndex(run_io.table.column("job_uuid"))
+    io = run_io_keys(run_io.table, uuids.combine_chunks())
     histories: dict[str, JobHistory] = {}
     for job, (start, stop) in runs.ranges.items():
         if job not in jobs:
             continue
         namespace, name = jobs[job]
-        io_start, io_stop = io_rows.get(job, (0, 0))
-        io = _io_by_run(run_io.table.slice(io_start, io_stop - io_start))
         definitions = job_run_definitions(
-            namespace, name, uuids.slice(start, stop - start), started[start:stop], created[start:stop], io,
-            run_locations.slice(start, stop - start).to_pylist(),
+            namespace, name, uuids.slice(start, stop - start), started[start:stop], created[start:stop],
+            io.keys[start:stop], io, run_locations.slice(start, stop - start).to_pylist(),
         )
         histories[job] = history_of_columns(namespace, name, definitions)
     return VersionState(

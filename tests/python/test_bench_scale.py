@@ -122,6 +122,8 @@ def test_bench_scale_at_a_tiny_size(spark, settings, tmp_path: Path) -> None:
         assert 1_000 < measured.input_bytes_per_event < 2_000  # the lean events
         assert measured.warehouse_bytes > 0 and measured.api_rss_bytes > 0
         assert all(value.p95_ms > 0 for value in measured.latency.values())
+        assert re.fullmatch(r"[\d.]+ s \((.+ [\d.]+, ){3}.+ [\d.]+\)", measured.refresh_parts)  # the slowest four
+    assert table_cells(section, "read API refresh: slowest parts s") == [results[0].refresh_parts]
     assert table_cells(section, "read / accepted / rejected") == ["2,000 / 2,000 / 0"]
     assert table_cells(section, "no-new-events build s (tables unchanged)")[0].endswith("(yes)")
     for case in LATENCY_CASES:

@@ -16,6 +16,7 @@ from python_jobs.marquez_api.version_loading import (
     build_version_state,
     columnar_version_state,
     nominal_iso,
+    run_io_keys,
 )
 
 
@@ -132,3 +133,28 @@ def test_compacted_columns_keep_every_value_and_share_the_key_column():
     index = RowIndex(runs, "uuid", "job")
     assert index["r3"] == ("j2", 2)
     assert dict(RangeIndex(runs.column("job")).items()) == {"j1": (0, 2), "j2": (2, 3)}
+
+
+def test_run_io_keys_are_equal_for_equal_sets_in_any_row_order():
+    uuids = pa.array(["r1", "r2", "r3", "r4"])
+    rows = [  # (run, io_type, namespace, name)
+        ("r1", "input", "db", "a"), ("r1", "output", "db", "b"),
+        ("r2", "output", "db", "b"), ("r2", "input", "db", "a"), ("r2", "input", "db", "a"),  # read twice
+        ("r3", "input", "db", "b"), ("r3", "output", "db", "a"),  # the same names, the other way round
+        ("r9", "input", "db", "a"),  # a run the snapshot does not hold
+        ("r4", None, "other", "a"),  # no io_type: an output, as the per-object build has it
+    ]
+    table = pa.table({name: [row[i] for row in rows]
+                      for i, name in enumerate(("run_uuid", "io_type", "namespace_name", "name"))})
+    # As the snapshot holds them: the run a reference into the runs' uuids, the rest dictionaries (r9 and r4 left out).
+    referenced = encode_repeated(as_references(table.slice(0, 7), "run_uuid", uuids),
+                                 ("io_type", "namespace_name", "name"))
+    for given in (table, table.take([8, 6, 5, 4, 3, 2, 1, 0, 7]), referenced):
+        io = run_io_keys(given, uuids)
+        assert len(io.keys) == 4
+        assert io.keys[0] == io.keys[1] != io.keys[2] and io.keys[0]
+        assert io.datasets(io.keys[0]) == ((("db", "a"),), (("db", "b"),))
+        assert io.datasets(io.keys[2]) == ((("db", "b"),), (("db", "a"),))
+        assert io.datasets(io.keys[3]) == (((), (("other", "a"),)) if given is not referenced else ((), ()))
+        assert pa.types.is_dictionary(referenced.column("run_uuid").type)
+    assert run_io_keys(table.slice(0, 0), uuids).keys == [b""] * 4

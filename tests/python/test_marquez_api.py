@@ -41,7 +41,7 @@ from python_jobs.marquez_api.graph import render_text
 from python_jobs.marquez_api.job_versions import job_version_id
 from python_jobs.marquez_api.legacy_routes import legacy_write_routes
 from python_jobs.marquez_api.server import serve_app_in_thread
-from python_jobs.marquez_api.snapshot import RUN_ORDER, slices_by
+from python_jobs.marquez_api.snapshot import RUN_ORDER, describe_laps, slices_by
 from python_jobs.marquez_api.sources import redacted, source_type
 from python_jobs.marquez_api.stats import intervals
 from python_jobs.serve.app import CollectorConfig, create_app
@@ -229,6 +229,21 @@ def test_dataset_column_lineage_and_tags(client):
     assert dataset["tags"] == []
     assert client.get_dataset(KITCHEN, "apples")["columnLineage"] is None  # none recorded
     assert client.list_tags() == {"tags": []}  # the corpus has no tags facet (see test_tags_from_facets)
+
+
+def test_a_refresh_says_where_its_time_went(api):
+    """Every part of the load is timed (serve prints the slowest after each build round), the API's writes last."""
+    lines: list[str] = []
+    api.refresh_after_round(False, log=lines.append)
+    parts = api.refresh_seconds
+    assert lines == [f"[read API] refreshed in {describe_laps(parts)}"]
+    assert list(parts) == [
+        "namespaces and schemas", "runs and their inputs and outputs", "dataset versions",
+        "datasets and their facets", "latest runs' facets", "jobs and their facets", "job versions",
+        "graph and symlinks", "column lineage", "events", "the API's writes laid over it",
+    ]
+    assert all(seconds >= 0 for seconds in parts.values()) and sum(parts.values()) > 0
+    assert describe_laps({"a": 1.0, "b": 3.0, "c": 0.5, "d": 2.0, "e": 0.2}, parts=3) == "6.7 s (b 3.0, d 2.0, a 1.0)"
 
 
 def test_stats_in_marquezs_shape(api, base_url):

@@ -23,6 +23,7 @@ from pyspark.sql import SparkSession
 from python_jobs.dbt import run_dbt
 from python_jobs.ingest.lineage import ingest_lineage
 from python_jobs.marquez_api.api import MarquezReadApi
+from python_jobs.marquez_api.snapshot import describe_laps
 from python_jobs.settings import LAYERS, Settings
 from python_jobs.tools.bench import environment, plots
 from python_jobs.tools.bench.harness import (
@@ -140,8 +141,10 @@ def measure_size(spark: SparkSession, settings: Settings, config: ScaleConfig, w
         increment_ingest, _ = timed(lambda: ingest_lineage(spark, scoped, [more]))
         increment_build, _ = timed(lambda: run_dbt(scoped, BENCH_BUILD))
         refresh, _ = timed(api.refresh)
+        refresh_parts = describe_laps(api.refresh_seconds)
         figures.add(part, f"+{config.increment:,}: ingest / build / refresh s",
                     f"{increment_ingest:.1f} / {increment_build:.1f} / {refresh:.1f}")
+        figures.add(part, "refresh parts s", refresh_parts)
         counts = snapshot_counts(api)
         del api
 
@@ -159,7 +162,7 @@ def measure_size(spark: SparkSession, settings: Settings, config: ScaleConfig, w
             increment_ingest_seconds=increment_ingest, increment_build_seconds=increment_build,
             refresh_seconds=refresh, noop_build_seconds=noop, noop_unchanged=unchanged, warehouse_bytes=on_disk,
             jvm_peak_rss_bytes=peak_rss_bytes(jvm_pid(spark)), load_before=load_before, load_after=load_average(),
-            text_floor=text_floor, python_floor=python_floor,
+            text_floor=text_floor, python_floor=python_floor, refresh_parts=refresh_parts,
         )
     finally:
         if not config.keep:  # the next size needs the disk

@@ -59,6 +59,8 @@ class ScaleResult:
     # The two parsers' floors on the same file (parsers.py): CPU of the JVM and its Python workers.
     text_floor: Cost | None = None
     python_floor: Cost | None = None
+    # The refresh's slowest parts (snapshot.py's ``describe_laps``): what grows with history.
+    refresh_parts: str = "-"
 
     @property
     def ingest_rate(self) -> float:
@@ -131,6 +133,7 @@ def figure_rows(results: list[ScaleResult], cases: tuple[str, ...]) -> list[tupl
         row("+batch events: ingest s", lambda r: f"+{r.increment_events:,}: {_s(r.increment_ingest_seconds)}"),
         row("+batch events: build s", lambda r: _s(r.increment_build_seconds)),
         row("read API refresh after the +batch build", lambda r: _s(r.refresh_seconds)),
+        row("read API refresh: slowest parts s", lambda r: r.refresh_parts),
         row("no-new-events build s (tables unchanged)", lambda r: f"{_s(r.noop_build_seconds)} "
             f"({'yes' if r.noop_unchanged else 'NO'})"),
         row("warehouse on disk MB (bytes per event)", lambda r: f"{_mb(r.warehouse_bytes)} "
