@@ -170,12 +170,10 @@ def load_snapshot(spark: SparkSession, settings: Settings) -> Snapshot:
     snap.run_index = RowIndex(snap.runs.table, "uuid", "job_uuid")
     laps.lap("runs and their inputs and outputs")
 
-    versions = slices_by(_table(spark, f"""
-        select v.dataset_uuid, v.uuid as version, v.created_at, v.dataset_schema_version_uuid,
-            v.run_uuid, v.is_current_version, r.current_run_state as run_state, r.ended_at as run_ended_at
-        from {lineage}.dataset_versions as v
-        left join {lineage}.runs as r on v.run_uuid = r.uuid
-    """), "dataset_uuid", [("created_at", "descending"), ("version", "ascending")])
+    versions = slices_by(_with_run_columns(_table(spark, f"""
+        select dataset_uuid, uuid as version, created_at, dataset_schema_version_uuid, run_uuid, is_current_version
+        from {lineage}.dataset_versions
+    """), snap.runs.table, run_uuids), "dataset_uuid", [("created_at", "descending"), ("version", "ascending")])
     version_table, version_keys = single_chunk(versions.table, "version")
     snap.versions = versions = versions.with_table(as_references(encode_repeated(
         version_table, ("dataset_uuid", "dataset_schema_version_uuid", "run_state")), "run_uuid", run_uuids))
@@ -243,6 +241,17 @@ def _compact_runs(runs: Slices) -> tuple[Slices, pa.Array]:
     ``versions`` share) and their job and state stored once per value."""
     table, uuids = single_chunk(runs.table, "uuid")
     return runs.with_table(encode_repeated(table, ("job_uuid", "current_run_state"))), uuids
+
+
+def _with_run_columns(versions: pa.Table, runs: pa.Table, run_uuids: pa.Array) -> pa.Table:
+    """Each version's run state and end (``run_state``, ``run_ended_at``; null without a run), from the
+    runs already loaded: joining the ``runs`` view in Spark would aggregate every run state again."""
+    where = pc.index_in(versions.column("run_uuid"), value_set=run_uuids)
+    state = runs.column("current_run_state").take(where).combine_chunks()
+    if pa.types.is_dictionary(state.type):
+        state = state.dictionary_decode()
+    return versions.append_column("run_state", state).append_column(
+        "run_ended_at", runs.column("ended_at").take(where))
 
 
 def _load_versions(spark: SparkSession, lineage: str, snap: Snapshot) -> VersionState:
