@@ -146,27 +146,22 @@ def load_snapshot(spark: SparkSession, settings: Settings) -> Snapshot:
         select uuid, job_uuid, created_at, updated_at, current_run_state, started_at, ended_at
         from {lineage}.runs
     """)
-    # Sorted like the runs (job, newest first), so one page of a job's runs has its inputs and
-    # outputs in one contiguous slice.
     run_io = _table(spark, f"""
         select m.run_uuid, 'input' as io_type, d.namespace_name, d.name, m.dataset_version_uuid
         from {lineage}.runs_input_mapping as m join {lineage}.datasets as d on m.dataset_uuid = d.uuid
         union all
         select m.run_uuid, 'output' as io_type, d.namespace_name, d.name, m.dataset_version_uuid
         from {lineage}.runs_output_mapping as m join {lineage}.datasets as d on m.dataset_uuid = d.uuid
-    """).join(runs.select(["uuid", "job_uuid", "started_at", "created_at"])
-              .rename_columns(["run_uuid", "job_uuid", "started_at", "created_at"]), "run_uuid")
+    """)
     sorted_runs = slices_by(runs, "job_uuid", RUN_ORDER)
-    sorted_io = runs_of(run_io.sort_by(nulls_last([
-        ("job_uuid", "ascending"), *[("run_uuid" if k == "uuid" else k, o) for k, o in RUN_ORDER],
-        ("io_type", "ascending"), ("namespace_name", "ascending"), ("name", "ascending"),
-    ])), "run_uuid")
-    del runs, run_io  # the sorted copies replace them
+    run_jobs = sorted_runs.table.column("job_uuid")
+    del runs  # the sorted copy replaces it
     snap.runs, run_uuids = _compact_runs(sorted_runs)
-    # The runs' times only placed the rows; the runs table keeps them.
-    kept_io = sorted_io.table.drop_columns(["started_at", "created_at"])
+    del sorted_runs
+    sorted_io = _io_in_run_order(run_io, run_uuids, run_jobs)
+    del run_io, run_jobs
     snap.run_io = sorted_io.with_table(as_references(
-        encode_repeated(kept_io, ("io_type", "namespace_name", "name", "job_uuid")), "run_uuid", run_uuids))
+        encode_repeated(sorted_io.table, ("io_type", "namespace_name", "name", "job_uuid")), "run_uuid", run_uuids))
     snap.run_index = RowIndex(snap.runs.table, "uuid", "job_uuid")
     laps.lap("runs and their inputs and outputs")
 
@@ -234,6 +229,20 @@ def load_snapshot(spark: SparkSession, settings: Settings) -> Snapshot:
     pa.default_memory_pool().release_unused()
     laps.lap("events")
     return snap
+
+
+def _io_in_run_order(run_io: pa.Table, run_uuids: pa.Array, run_jobs: pa.ChunkedArray) -> Slices:
+    """The runs' inputs and outputs with their run's job, in the order of the runs (``run_uuids``: job, newest
+    first), then by kind, namespace and name: a page of a job's runs has its inputs and outputs in one contiguous
+    slice. Sorting by the run's row compares one integer where the runs' own keys would compare three columns.
+    Rows of a run the runs lack go last."""
+    position = pc.index_in(run_io.column("run_uuid"), value_set=run_uuids)
+    ordered = run_io.append_column("job_uuid", run_jobs.take(position)).append_column("run_position", position)
+    ordered = ordered.sort_by(nulls_last([
+        ("run_position", "ascending"), ("run_uuid", "ascending"), ("io_type", "ascending"),
+        ("namespace_name", "ascending"), ("name", "ascending"),
+    ]))
+    return runs_of(ordered.drop_columns(["run_position"]), "run_uuid")
 
 
 def _compact_runs(runs: Slices) -> tuple[Slices, pa.Array]:
