@@ -113,6 +113,7 @@ def test_bench_scale_at_a_tiny_size(spark, settings, tmp_path: Path) -> None:
     assert written.replace(section, "").rstrip() == outside.rstrip()  # the rest of the report as it was
     assert written.count(SECTION_START) == 1 and written.count(SECTION_END) == 1
     assert f"`{command}`" in section and "Smoke run" in section
+    assert f"driver memory {spark.sparkContext.getConf().get('spark.driver.memory')}, " in section
 
     assert [r.events for r in results] == [2_000]
     for measured in results:

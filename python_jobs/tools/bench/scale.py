@@ -212,6 +212,14 @@ def is_smoke(sizes: tuple[int, ...], load_before: float) -> bool:
     return min(sizes) < SCALE_SIZES[0] or load_before > (os.cpu_count() or 1)
 
 
+def spark_settings(spark: SparkSession) -> str:
+    """What a reader needs to repeat a size's memory and parallelism (LINEAGE_DRIVER_MEMORY and
+    LINEAGE_SHUFFLE_PARTITIONS set the last two)."""
+    conf = spark.sparkContext.getConf()
+    return (f"{conf.get('spark.master', 'local[*]')}, driver memory {conf.get('spark.driver.memory', '1g')}, "
+            f"{spark.conf.get('spark.sql.shuffle.partitions')} shuffle partitions")
+
+
 def run_scale(spark: SparkSession, settings: Settings, config: ScaleConfig, out: Path, work_dir: Path,
               command: str) -> tuple[list[ScaleResult], str]:
     """Measures every size of ``config``, writes the section into ``out`` (between its markers; the rest of the
@@ -231,7 +239,7 @@ def run_scale(spark: SparkSession, settings: Settings, config: ScaleConfig, out:
     drawn = draw_plots(results, out.parent / PLOT_DIR)
     info = SectionInfo(date=started.strftime("%Y-%m-%d %H:%M UTC"), command=command,
                        machine=environment.machine()[:3], smoke=is_smoke(config.sizes, load_before), lean=config.lean,
-                       requests=config.requests)
+                       requests=config.requests, spark=spark_settings(spark))
     section = render_section(info, results, LATENCY_CASES,
                              [(caption, str(path.relative_to(out.parent))) for caption, path in drawn])
     old = out.read_text() if out.exists() else ""

@@ -190,6 +190,8 @@ class SectionInfo:
     smoke: bool
     lean: bool
     requests: int
+    # The session's settings that bound a size's memory and parallelism, e.g. "local[*], driver memory 8g, ...".
+    spark: str = ""
 
 
 def render_section(info: SectionInfo, results: list[ScaleResult], cases: tuple[str, ...],
@@ -204,7 +206,8 @@ def render_section(info: SectionInfo, results: list[ScaleResult], cases: tuple[s
         lines += ["**Smoke run**: small sizes or a loaded machine; the figures show the section's shape, not the "
                   "project's speed.", ""]
     lines += [
-        f"- Date: {info.date}; command: `{info.command}`; machine: {machine}.",
+        f"- Date: {info.date}; command: `{info.command}`; machine: {machine}."
+        + (f" Spark: {info.spark}." if info.spark else ""),
         f"- The generator's pipeline shape (200 jobs, two inputs and one output each, START + COMPLETE per run, a "
         f"schema version every 200 runs of a job), {shape}. Sizes one after another in one Spark session, each on "
         "its own schema prefix, dropped after it is measured.",
