@@ -160,11 +160,12 @@ class MarquezReadApi(VersionedReads):
     # -- state ---------------------------------------------------------------------------------
 
     def refresh(self, absorbed: bool = False) -> None:
-        """Reload everything from the warehouse; requests keep reading the previous snapshot
-        until the new one is complete, then switch in one assignment. ``absorbed``: the build
-        round since ``live.begin_round()`` succeeded, so its events leave the live overlay."""
+        """Reload from the warehouse (the runs' facet details only past the previous snapshot's mark);
+        requests keep reading the previous snapshot until the new one is complete, then switch in one
+        assignment. ``absorbed``: the build round since ``live.begin_round()`` succeeded, so its events
+        leave the live overlay."""
         with self._refresh_lock:
-            base = load_snapshot(self.spark, self.settings)
+            base = load_snapshot(self.spark, self.settings, previous=self._base)
             laps = Laps(dict(base.load_seconds))
             with self.curation_lock:
                 with self._spark_lock:

@@ -25,9 +25,10 @@ from python_jobs.marquez_api.curation import CuratedView
 from python_jobs.marquez_api.graph import LineageGraph, dataset_node_id, job_node_id
 from python_jobs.marquez_api.job_versions import add_version_edges
 from python_jobs.marquez_api.key_index import RowIndex
+from python_jobs.marquez_api.run_details import RunDetails, load_run_details
 from python_jobs.marquez_api.slices import Slices, nulls_last, runs_of, slices_by
 from python_jobs.marquez_api.symlinks import merged_aliases, symlink_targets
-from python_jobs.marquez_api.version_loading import VersionState, columnar_version_state, load_run_details
+from python_jobs.marquez_api.version_loading import VersionState, columnar_version_state
 from python_jobs.settings import Settings
 
 # OpenLineage event types → Marquez's run states (Marquez's RunState enum).
@@ -75,6 +76,8 @@ class Snapshot:
     # symlink (namespace, name) → its main dataset's, from the datasets' ``symlinks`` facets (symlinks.py).
     symlinks: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
     symlink_aliases: dict[tuple[str, str], list[tuple[str, str]]] = field(default_factory=dict)  # main → symlinks
+    # Per run, the facet values job versions need, kept for the next load to extend (run_details.py).
+    run_details: RunDetails | None = None
     # Seconds each part of the load took, in load order: where a refresh's time goes as history grows.
     load_seconds: dict[str, float] = field(default_factory=dict)
 
@@ -121,8 +124,9 @@ def missing_tables(spark: SparkSession, settings: Settings) -> list[str]:
     return [name for name in names if not spark.catalog.tableExists(name)]
 
 
-def load_snapshot(spark: SparkSession, settings: Settings) -> Snapshot:
-    """The whole snapshot; an empty one while the warehouse has not been built yet."""
+def load_snapshot(spark: SparkSession, settings: Settings, previous: Snapshot | None = None) -> Snapshot:
+    """The whole snapshot; an empty one while the warehouse has not been built yet. ``previous``: the snapshot
+    this one replaces, whose kept run details it extends rather than reads again."""
     lineage = settings.schema("lineage")
     raw = settings.table("raw", "lineage_events")
     snap = Snapshot(loaded_at=iso(datetime.now(UTC)) or "")
@@ -205,7 +209,9 @@ def load_snapshot(spark: SparkSession, settings: Settings) -> Snapshot:
         job_names[row.uuid] = job_node_id(row.namespace_name, row.name)
         snap.graph.add_node(job_names[row.uuid])
     laps.lap("jobs and their facets")
-    snap.version_state = _load_versions(spark, lineage, snap)
+    snap.run_details = load_run_details(spark, settings, run_uuids, previous.run_details if previous else None)
+    laps.lap("run details")
+    snap.version_state = _load_versions(snap)
     laps.lap("job versions")
     # The job → dataset edges: each job's current version (its latest run's inputs and outputs), as
     # Marquez's graph, not every dataset any of its runs ever touched.
@@ -263,12 +269,12 @@ def _with_run_columns(versions: pa.Table, runs: pa.Table, run_uuids: pa.Array) -
         "run_ended_at", runs.column("ended_at").take(where))
 
 
-def _load_versions(spark: SparkSession, lineage: str, snap: Snapshot) -> VersionState:
-    """Each job's version history, from the runs and run inputs and outputs already loaded."""
-    if snap.runs is None or snap.run_io is None:
+def _load_versions(snap: Snapshot) -> VersionState:
+    """Each job's version history, from the runs, their inputs and outputs and details already loaded."""
+    if snap.runs is None or snap.run_io is None or snap.run_details is None:
         return VersionState()
     jobs = {entry["uuid"]: (namespace, name) for (namespace, name), entry in snap.jobs.items()}
-    return columnar_version_state(jobs, snap.runs, snap.run_io, snap.run_index, load_run_details(spark, lineage))
+    return columnar_version_state(jobs, snap.runs, snap.run_io, snap.run_index, snap.run_details)
 
 
 def _load_latest_runs(spark: SparkSession, lineage: str, snap: Snapshot) -> None:

@@ -1,8 +1,8 @@
-"""What job versions and point-in-time lineage need from the warehouse, read with the snapshot.
+"""Job versions and point-in-time lineage, built with the snapshot from what it already holds.
 
-Per run only two small values are read from the facet tables: the url of the ``sourceCodeLocation``
-job facet its events carried, and the two times of its ``nominalTime`` run facet (never whole facet
-bodies). The runs' inputs and outputs are the snapshot's ``run_io``.
+The runs and their inputs and outputs are the snapshot's ``runs`` and ``run_io``; per run, the url of the
+``sourceCodeLocation`` job facet and the ``nominalTime`` times are ``RunDetails`` (run_details.py, which
+reads them past a watermark).
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from datetime import datetime
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark.sql import SparkSession
 
 from python_jobs.marquez_api.graph import LineageGraph
 from python_jobs.marquez_api.job_versions import (
@@ -30,6 +29,7 @@ from python_jobs.marquez_api.job_versions import (
     job_version_id,
     run_definitions,
 )
+from python_jobs.marquez_api.run_details import WON_AT, RunDetails
 from python_jobs.marquez_api.slices import Slices
 
 
@@ -44,39 +44,6 @@ class VersionState:
     dataset_jobs: Mapping[DatasetRef, set[str]] = field(default_factory=dict)
     # The last graphs drawn as of a moment (a page reload or a client's repeated calls ask again).
     graphs_as_of: dict[datetime, LineageGraph] = field(default_factory=dict)
-
-
-def _latest_per_run(spark: SparkSession, table: str, facet: str, paths: list[str]) -> pa.Table:
-    """Per run (``run_id``), JSON paths (``v0``, ``v1``...) read from the latest body of one facet (the
-    later event wins, as for the current facets): an Arrow table, one row per run that has the facet."""
-    columns = [pa.field("run_id", pa.string())] + [pa.field(f"v{i}", pa.string()) for i in range(len(paths))]
-    if not spark.catalog.tableExists(table):
-        return pa.schema(columns).empty_table()
-    values = ", ".join(f"get_json_object(facet, '{path}') as v{i}" for i, path in enumerate(paths))
-    picked = ", ".join(f"max_by(v{i}, struct(lineage_event_time, ingest_seq)) as v{i}" for i in range(len(paths)))
-    return spark.sql(f"""
-        select run_id, {picked}
-        from (select run_id, lineage_event_time, ingest_seq, {values} from {table}
-              where name = '{facet}' and run_id is not null)
-        group by run_id
-    """).toArrow()
-
-
-@dataclass(frozen=True)
-class RunDetails:
-    """Per run: the ``sourceCodeLocation`` url its events carried (``location``) and its nominal start
-    and end as sent (``nominal``): Arrow tables keyed by ``run_id``."""
-
-    location: pa.Table
-    nominal: pa.Table
-
-
-def load_run_details(spark: SparkSession, lineage: str) -> RunDetails:
-    return RunDetails(
-        location=_latest_per_run(spark, f"{lineage}.job_facets", "sourceCodeLocation", ["$.sourceCodeLocation.url"]),
-        nominal=_latest_per_run(spark, f"{lineage}.run_facets", "nominalTime",
-                                ["$.nominalTime.nominalStartTime", "$.nominalTime.nominalEndTime"]),
-    )
 
 
 class NominalTimes(Mapping[str, tuple[str | None, str | None]]):
@@ -107,14 +74,11 @@ class NominalTimes(Mapping[str, tuple[str | None, str | None]]):
         return int(self._present.sum())
 
 
-def nominal_times_of_runs(run_uuids: pa.ChunkedArray, run_index: Mapping[str, tuple[str, int]],
-                          nominal: pa.Table) -> NominalTimes:
-    """``nominal`` (``run_id, v0, v1``) laid out in the order of ``run_uuids`` (the snapshot's runs)."""
-    where = pc.index_in(run_uuids, value_set=nominal.column("run_id").combine_chunks())
-    present = np.asarray(where.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
-    starts = nominal.column("v0").combine_chunks().take(where)
-    ends = nominal.column("v1").combine_chunks().take(where)
-    return NominalTimes(run_index, starts, ends, present)
+def nominal_times_of_runs(run_index: Mapping[str, tuple[str, int]], nominal: pa.Table) -> NominalTimes:
+    """``nominal`` (``v0`` start, ``v1`` end, ``won_at``: run_details.py) is in the order of the snapshot's runs."""
+    present = np.asarray(nominal.column(WON_AT).is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+    return NominalTimes(run_index, nominal.column("v0").combine_chunks(), nominal.column("v1").combine_chunks(),
+                        present)
 
 
 class RunDefinitionsByRun(Mapping[str, RunDefinition]):
@@ -233,8 +197,7 @@ def columnar_version_state(jobs: dict[str, tuple[str, str]], runs: Slices, run_i
     table = runs.table
     uuids = table.column("uuid")
     started, created = _micros(table.column("started_at")), _micros(table.column("created_at"))
-    where = pc.index_in(uuids, value_set=details.location.column("run_id").combine_chunks())
-    run_locations = details.location.column("v0").take(where)
+    run_locations = details.location.column("v0")
     io = run_io_keys(run_io.table, uuids.combine_chunks())
     histories: dict[str, JobHistory] = {}
     for job, (start, stop) in runs.ranges.items():
@@ -248,7 +211,7 @@ def columnar_version_state(jobs: dict[str, tuple[str, str]], runs: Slices, run_i
         histories[job] = history_of_columns(namespace, name, definitions)
     return VersionState(
         histories=histories, run_definitions=RunDefinitionsByRun(run_index, runs.ranges, histories),
-        nominal_times=nominal_times_of_runs(uuids, run_index, details.nominal), dataset_jobs=dataset_jobs(histories),
+        nominal_times=nominal_times_of_runs(run_index, details.nominal), dataset_jobs=dataset_jobs(histories),
     )
 
 

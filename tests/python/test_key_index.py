@@ -10,9 +10,9 @@ import pytest
 
 from python_jobs.marquez_api.columns import as_references, encode_repeated, single_chunk
 from python_jobs.marquez_api.key_index import RangeIndex, RowIndex
+from python_jobs.marquez_api.run_details import WON_AT, RunDetails, aligned
 from python_jobs.marquez_api.slices import runs_of
 from python_jobs.marquez_api.version_loading import (
-    RunDetails,
     build_version_state,
     columnar_version_state,
     nominal_iso,
@@ -80,9 +80,15 @@ def test_columnar_versions_equal_the_per_object_build():
         "job_uuid": [r[0] for r in io_rows],
     }), "run_uuid")
     located = [(r[1], r[6]) for r in RUNS if r[6]]
+    uuids = runs.table.column("uuid").combine_chunks()
+    won_at = pa.array([at(1)] * len(located), pa.timestamp("us", tz="UTC"))
     details = RunDetails(
-        location=pa.table({"run_id": [r for r, _ in located], "v0": [u for _, u in located]}),
-        nominal=pa.table({"run_id": ["r3"], "v0": ["2026-03-05T00:00:00+00:00"], "v1": pa.array([None], pa.string())}),
+        run_uuids=uuids,
+        location=aligned(uuids, pa.table({"run_id": [r for r, _ in located], "v0": [u for _, u in located],
+                                          WON_AT: won_at})),
+        nominal=aligned(uuids, pa.table({"run_id": ["r3"], "v0": ["2026-03-05T00:00:00+00:00"],
+                                         "v1": pa.array([None], pa.string()),
+                                         WON_AT: pa.array([at(1)], pa.timestamp("us", tz="UTC"))})),
     )
     jobs = {"job-a": ("ns", "a"), "job-b": ("ns", "b")}
     run_index = RowIndex(runs.table, "uuid", "job_uuid")

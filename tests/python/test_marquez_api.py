@@ -41,7 +41,7 @@ from python_jobs.marquez_api.graph import render_text
 from python_jobs.marquez_api.job_versions import job_version_id
 from python_jobs.marquez_api.legacy_routes import legacy_write_routes
 from python_jobs.marquez_api.server import serve_app_in_thread
-from python_jobs.marquez_api.snapshot import RUN_ORDER, describe_laps, slices_by
+from python_jobs.marquez_api.snapshot import RUN_ORDER, describe_laps, load_snapshot, slices_by
 from python_jobs.marquez_api.sources import redacted, source_type
 from python_jobs.marquez_api.stats import intervals
 from python_jobs.serve.app import CollectorConfig, create_app
@@ -239,7 +239,7 @@ def test_a_refresh_says_where_its_time_went(api):
     assert lines == [f"[read API] refreshed in {describe_laps(parts)}"]
     assert list(parts) == [
         "namespaces and schemas", "runs and their inputs and outputs", "dataset versions",
-        "datasets and their facets", "latest runs' facets", "jobs and their facets", "job versions",
+        "datasets and their facets", "latest runs' facets", "jobs and their facets", "run details", "job versions",
         "graph and symlinks", "column lineage", "events", "the API's writes laid over it",
     ]
     assert all(seconds >= 0 for seconds in parts.values()) and sum(parts.values()) > 0
@@ -582,6 +582,19 @@ def versioned(warehouse, spark, api, tmp_path_factory) -> MarquezReadApi:
 
 def _versions_url(base_url: str, job: str) -> str:
     return f"{base_url}/api/v1/namespaces/{VERSIONS_NS}/jobs/{job}/versions"
+
+
+def test_a_refresh_extends_the_kept_run_details(versioned, spark):
+    """``versioned``'s refresh read only the facet rows published since the previous snapshot (run_details.py)
+    and merged them into its kept details: the same as reading every row again."""
+    extended = versioned._base.run_details
+    full = load_snapshot(spark, versioned.settings).run_details
+    assert extended is not None and full is not None and extended.through == full.through
+    assert 0 < extended.rows_read < full.rows_read  # the new runs' values only, not all of them again
+    assert extended.run_uuids.equals(full.run_uuids)
+    assert extended.location.equals(full.location) and extended.nominal.equals(full.nominal)
+    nominal = full.nominal.to_pylist()[full.run_uuids.to_pylist().index(MIX_RUNS[1])]
+    assert (nominal["v0"], nominal["v1"]) == ("2026-02-02T00:00:00Z", "2026-02-02T00:30:00Z")
 
 
 def test_job_versions_follow_the_changed_inputs(versioned, base_url, client):
