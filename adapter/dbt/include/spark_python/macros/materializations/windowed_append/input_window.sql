@@ -26,9 +26,25 @@
         and config.get('materialized') == 'windowed_append') }}
 {%- endmacro %}
 
-{#- {low, high, low_partition, high_partition} for this build; low: see windowed_append.sql. -#}
+{#
+  {low, high, low_partition, high_partition} for this build; low: see windowed_append.sql. The
+  upstream is asked first, past the recorded low: when it holds nothing new the build does nothing,
+  whatever the table's own_column says, so a build with no new input never reads the model's own
+  table (that read grows with the table; the upstream's is pruned to the recorded low's files and
+  partitions).
+#}
 {% macro windowed_append_window(spec, target, full_build) -%}
-    {%- set low = -1 if full_build else windowed_append_low(spec, target) -%}
+    {%- set recorded = -1 if full_build else windowed_append_recorded(target) -%}
+    {%- set found = windowed_append_upstream_high(spec, recorded) -%}
+    {%- if full_build or found <= recorded -%}
+        {{ return(windowed_append_span(spec, recorded, [found, recorded] | max)) }}
+    {%- endif -%}
+    {%- set low = [recorded, windowed_append_own_high(spec, target, recorded)] | max -%}
+    {{ return(windowed_append_span(spec, low, [found, low] | max)) }}
+{%- endmacro %}
+
+{#- The highest input_window.column upstream past `low` (and at most input_window.upto), or `low`. -#}
+{% macro windowed_append_upstream_high(spec, low) -%}
     {%- set partition = spec.get('partition') -%}
     {%- set upto = spec.get('upto') -%}
     {%- set query -%}
@@ -39,8 +55,7 @@
         {%- if upto is not none %} and {{ partition['column'] }} <= {{ (upto | int) // partition['rows'] }}{% endif %}
         {%- endif %}
     {%- endset -%}
-    {%- set found = run_query(query).columns[0].values()[0] | int -%}
-    {{ return(windowed_append_span(spec, low, [found, low] | max)) }}
+    {{ return([run_query(query).columns[0].values()[0] | int, low] | max) }}
 {%- endmacro %}
 
 {#- The window (low, high] with the partitions it spans. -#}
@@ -88,21 +103,27 @@
 {%- endmacro %}
 
 {#
-  Where this table's earlier builds stopped reading. A table without the property (built by an
-  older version of the project, or whose property was lost) counts as having read nothing, raised
-  to its own_column as always: a model without own_column must then tolerate a re-read, which the
-  first-seen models do (they append only what their table lacks).
+  Where this table's earlier builds stopped reading: its property `lineage.input_through`. A table
+  without it (built by an older version of the project, or whose property was lost) counts as
+  having read nothing, raised to its own_column as always (windowed_append_own_high): a model
+  without own_column must then tolerate a re-read, which the first-seen models do (they append
+  only what their table lacks).
 #}
-{% macro windowed_append_low(spec, target) -%}
+{% macro windowed_append_recorded(target) -%}
     {%- set recorded = adapter.table_property(target, 'lineage.input_through') -%}
-    {%- set low = -1 if recorded is none else recorded | int -%}
+    {{ return(-1 if recorded is none else recorded | int) }}
+{%- endmacro %}
+
+{#- The highest input_window.own_column in the table past `low` (a build that appended and then
+    failed before recording), or `low`; `low` for a model without own_column. -#}
+{% macro windowed_append_own_high(spec, target, low) -%}
     {%- set own_column = spec.get('own_column') -%}
-    {%- if own_column -%}
-        {%- set own = run_query('select coalesce(max(' ~ own_column ~ '), -1) from ' ~ target
-            ~ ' where ' ~ own_column ~ ' > ' ~ low).columns[0].values()[0] | int -%}
-        {%- set low = [low, own] | max -%}
+    {%- if not own_column -%}
+        {{ return(low) }}
     {%- endif -%}
-    {{ return(low) }}
+    {%- set own = run_query('select coalesce(max(' ~ own_column ~ '), -1) from ' ~ target
+        ~ ' where ' ~ own_column ~ ' > ' ~ low).columns[0].values()[0] | int -%}
+    {{ return([low, own] | max) }}
 {%- endmacro %}
 
 {#- Binds the window, and the prepare step's `values` (SQL literals), as the model's session variable. -#}

@@ -8,7 +8,9 @@
   low   the table property `lineage.input_through`, which each build sets to its `high` after its
         insert; raised to the highest input_window.own_column already in the table, when the model
         carries the upstream position in its rows, so that a build that appended and then failed
-        before recording is not read twice. -1 on a full build or without the property.
+        before recording is not read twice (read only when the upstream has rows past the
+        property: a build with no new input never reads the table itself). -1 on a full build or
+        without the property.
   high  the highest input_window.column upstream past low (a literal filter, so Parquet skips the
         files that hold nothing new; with input_window.partition only the partitions from low's on
         are listed). When there is none, nothing runs at all: Spark writes an empty Parquet file for
