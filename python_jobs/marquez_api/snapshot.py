@@ -26,6 +26,7 @@ from python_jobs.marquez_api.graph import LineageGraph, dataset_node_id, job_nod
 from python_jobs.marquez_api.job_versions import add_version_edges
 from python_jobs.marquez_api.key_index import RowIndex
 from python_jobs.marquez_api.run_details import RunDetails, load_run_details
+from python_jobs.marquez_api.run_summaries import RunSummaries, load_run_summaries, split_state_keys
 from python_jobs.marquez_api.slices import Slices, nulls_last, runs_of, slices_by
 from python_jobs.marquez_api.symlinks import merged_aliases, symlink_targets
 from python_jobs.marquez_api.version_loading import VersionState, columnar_version_state
@@ -78,6 +79,8 @@ class Snapshot:
     symlink_aliases: dict[tuple[str, str], list[tuple[str, str]]] = field(default_factory=dict)  # main → symlinks
     # Per run, the facet values job versions need, kept for the next load to extend (run_details.py).
     run_details: RunDetails | None = None
+    # What the next load needs to extend the runs by the run events past a mark (run_summaries.py).
+    run_summaries: RunSummaries | None = None
     # Seconds each part of the load took, in load order: where a refresh's time goes as history grows.
     load_seconds: dict[str, float] = field(default_factory=dict)
 
@@ -126,7 +129,7 @@ def missing_tables(spark: SparkSession, settings: Settings) -> list[str]:
 
 def load_snapshot(spark: SparkSession, settings: Settings, previous: Snapshot | None = None) -> Snapshot:
     """The whole snapshot; an empty one while the warehouse has not been built yet. ``previous``: the snapshot
-    this one replaces, whose kept run details it extends rather than reads again."""
+    this one replaces, whose runs and run details it extends rather than reads again."""
     lineage = settings.schema("lineage")
     raw = settings.table("raw", "lineage_events")
     snap = Snapshot(loaded_at=iso(datetime.now(UTC)) or "")
@@ -146,10 +149,21 @@ def load_snapshot(spark: SparkSession, settings: Settings, previous: Snapshot | 
         )
     laps.lap("namespaces and schemas")
 
-    runs = _table(spark, f"""
-        select uuid, job_uuid, created_at, updated_at, current_run_state, started_at, ended_at
-        from {lineage}.runs
-    """)
+    kept_runs = (previous.runs.table, previous.run_summaries) if (
+        previous is not None and previous.runs is not None and previous.run_summaries is not None) else None
+    runs, summaries = load_run_summaries(spark, settings, kept_runs)
+    del kept_runs
+    sorted_runs = slices_by(runs, "job_uuid", RUN_ORDER)
+    del runs  # the sorted copy replaces it
+    runs_table, snap.run_summaries = split_state_keys(sorted_runs.table, summaries)
+    sorted_runs = sorted_runs.with_table(runs_table)
+    del runs_table
+    run_jobs = sorted_runs.table.column("job_uuid")
+    snap.runs, run_uuids = _compact_runs(sorted_runs)
+    del sorted_runs
+    snap.run_index = RowIndex(snap.runs.table, "uuid", "job_uuid")
+    laps.lap("runs")
+
     run_io = _table(spark, f"""
         select m.run_uuid, 'input' as io_type, d.namespace_name, d.name, m.dataset_version_uuid
         from {lineage}.runs_input_mapping as m join {lineage}.datasets as d on m.dataset_uuid = d.uuid
@@ -157,17 +171,11 @@ def load_snapshot(spark: SparkSession, settings: Settings, previous: Snapshot | 
         select m.run_uuid, 'output' as io_type, d.namespace_name, d.name, m.dataset_version_uuid
         from {lineage}.runs_output_mapping as m join {lineage}.datasets as d on m.dataset_uuid = d.uuid
     """)
-    sorted_runs = slices_by(runs, "job_uuid", RUN_ORDER)
-    run_jobs = sorted_runs.table.column("job_uuid")
-    del runs  # the sorted copy replaces it
-    snap.runs, run_uuids = _compact_runs(sorted_runs)
-    del sorted_runs
     sorted_io = _io_in_run_order(run_io, run_uuids, run_jobs)
     del run_io, run_jobs
     snap.run_io = sorted_io.with_table(as_references(
         encode_repeated(sorted_io.table, ("io_type", "namespace_name", "name", "job_uuid")), "run_uuid", run_uuids))
-    snap.run_index = RowIndex(snap.runs.table, "uuid", "job_uuid")
-    laps.lap("runs and their inputs and outputs")
+    laps.lap("runs' inputs and outputs")
 
     versions = slices_by(_with_run_columns(_table(spark, f"""
         select dataset_uuid, uuid as version, created_at, dataset_schema_version_uuid, run_uuid, is_current_version

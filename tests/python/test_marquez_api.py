@@ -238,7 +238,7 @@ def test_a_refresh_says_where_its_time_went(api):
     parts = api.refresh_seconds
     assert lines == [f"[read API] refreshed in {describe_laps(parts)}"]
     assert list(parts) == [
-        "namespaces and schemas", "runs and their inputs and outputs", "dataset versions",
+        "namespaces and schemas", "runs", "runs' inputs and outputs", "dataset versions",
         "datasets and their facets", "latest runs' facets", "jobs and their facets", "run details", "job versions",
         "graph and symlinks", "column lineage", "events", "the API's writes laid over it",
     ]
@@ -595,6 +595,24 @@ def test_a_refresh_extends_the_kept_run_details(versioned, spark):
     assert extended.location.equals(full.location) and extended.nominal.equals(full.nominal)
     nominal = full.nominal.to_pylist()[full.run_uuids.to_pylist().index(MIX_RUNS[1])]
     assert (nominal["v0"], nominal["v1"]) == ("2026-02-02T00:00:00Z", "2026-02-02T00:30:00Z")
+
+
+def test_a_refresh_extends_the_kept_runs(versioned, spark):
+    """``versioned``'s refresh aggregated only the run events past the previous snapshot's mark
+    (run_summaries.py) and combined them with its kept runs: the same runs as a fresh load, and as the
+    ``runs`` view (whose rule the summaries repeat)."""
+    extended = versioned._base
+    full = load_snapshot(spark, versioned.settings)
+    assert extended.run_summaries is not None and full.run_summaries is not None
+    assert extended.run_summaries.through == full.run_summaries.through is not None
+    assert 0 < extended.run_summaries.rows_read < full.run_summaries.rows_read  # the new runs, not all again
+    assert extended.runs is not None and full.runs is not None
+    assert extended.runs.table.to_pylist() == full.runs.table.to_pylist()
+    assert extended.run_summaries.state_keys.equals(full.run_summaries.state_keys)
+    columns = ["uuid", "job_uuid", "created_at", "updated_at", "current_run_state", "started_at", "ended_at"]
+    view = spark.table(versioned.settings.table("lineage", "runs")).select(*columns).toArrow()
+    assert sorted(full.runs.table.select(columns).to_pylist(), key=lambda run: run["uuid"]) == sorted(
+        view.cast(full.runs.table.select(columns).schema).to_pylist(), key=lambda run: run["uuid"])
 
 
 def test_job_versions_follow_the_changed_inputs(versioned, base_url, client):
