@@ -153,6 +153,17 @@ def load_snapshot(spark: SparkSession, settings: Settings, previous: Snapshot | 
         previous is not None and previous.runs is not None and previous.run_summaries is not None) else None
     runs, summaries = load_run_summaries(spark, settings, kept_runs)
     del kept_runs
+    laps.lap("runs")
+    # Read before the runs are sorted and compacted: in the other order the process kept about 170 MiB more of
+    # the memory the load freed (582 against 413 MiB of RSS growth at 1M), with the same live Arrow memory.
+    run_io = _table(spark, f"""
+        select m.run_uuid, 'input' as io_type, d.namespace_name, d.name, m.dataset_version_uuid
+        from {lineage}.runs_input_mapping as m join {lineage}.datasets as d on m.dataset_uuid = d.uuid
+        union all
+        select m.run_uuid, 'output' as io_type, d.namespace_name, d.name, m.dataset_version_uuid
+        from {lineage}.runs_output_mapping as m join {lineage}.datasets as d on m.dataset_uuid = d.uuid
+    """)
+    laps.lap("runs' inputs and outputs")
     sorted_runs = slices_by(runs, "job_uuid", RUN_ORDER)
     del runs  # the sorted copy replaces it
     runs_table, snap.run_summaries = split_state_keys(sorted_runs.table, summaries)
@@ -164,13 +175,6 @@ def load_snapshot(spark: SparkSession, settings: Settings, previous: Snapshot | 
     snap.run_index = RowIndex(snap.runs.table, "uuid", "job_uuid")
     laps.lap("runs")
 
-    run_io = _table(spark, f"""
-        select m.run_uuid, 'input' as io_type, d.namespace_name, d.name, m.dataset_version_uuid
-        from {lineage}.runs_input_mapping as m join {lineage}.datasets as d on m.dataset_uuid = d.uuid
-        union all
-        select m.run_uuid, 'output' as io_type, d.namespace_name, d.name, m.dataset_version_uuid
-        from {lineage}.runs_output_mapping as m join {lineage}.datasets as d on m.dataset_uuid = d.uuid
-    """)
     sorted_io = _io_in_run_order(run_io, run_uuids, run_jobs)
     del run_io, run_jobs
     snap.run_io = sorted_io.with_table(as_references(
