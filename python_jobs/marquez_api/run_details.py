@@ -10,18 +10,19 @@ with the facet publication mark they are complete through. The next refresh read
 after that mark and merges them by the same rule: a newer row wins unless the kept one has a later event
 time, since its ``ingest_seq`` is higher than any kept row's. The kept values are trusted only while the facet
 storage has grown by appends alone: every file they were read from is still there and the mark has not gone
-back. Compaction, erasure, retention and a full refresh rewrite files, and the refresh after them reads
-everything again.
+back (watermarks.py). Compaction, erasure, retention and a full refresh rewrite files, and the refresh after
+them reads everything again.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import SparkSession
 
+from python_jobs.marquez_api.watermarks import Watermark, can_extend, table_files
 from python_jobs.settings import Settings
 
 
@@ -50,14 +51,13 @@ WON_AT = "won_at"
 @dataclass(frozen=True)
 class RunDetails:
     """``location`` (``v0``) and ``nominal`` (``v0`` start, ``v1`` end) with ``won_at``, one row per run of
-    ``run_uuids`` in its order (null where the run has no such facet); ``through``: the facet publication mark
-    they are complete through (None: unknown, never merged into); ``sources``: the storage files read."""
+    ``run_uuids`` in its order (null where the run has no such facet); ``watermark``: the facet publication
+    mark they are complete through and the storage files read."""
 
     run_uuids: pa.Array
     location: pa.Table
     nominal: pa.Table
-    through: int | None = None
-    sources: frozenset[str] = frozenset()
+    watermark: Watermark = field(default_factory=Watermark)
     rows_read: int = 0  # facet values read from the warehouse to make these (all of them, or the new ones)
 
 
@@ -115,36 +115,20 @@ def publication_mark(spark: SparkSession, lineage: str) -> int | None:
     return None if value is None or value.mark is None else int(value.mark)
 
 
-def storage_files(spark: SparkSession, settings: Settings) -> frozenset[str]:
-    """Every file of the facet storage."""
-    files: set[str] = set()
-    for layer, table in STORAGE_TABLES:
-        name = settings.table(layer, table)
-        if spark.catalog.tableExists(name):
-            files.update(spark.table(name).inputFiles())
-    return frozenset(files)
-
-
-def can_extend(kept: RunDetails | None, through: int | None, sources: frozenset[str]) -> bool:
-    """Whether ``kept`` plus the rows published after its mark equals a full read through ``through``:
-    the storage only gained files since, and the mark did not go back."""
-    return (kept is not None and kept.through is not None and through is not None and kept.through <= through
-            and kept.sources <= sources)
-
-
 def load_run_details(spark: SparkSession, settings: Settings, run_uuids: pa.Array,
                      kept: RunDetails | None = None) -> RunDetails:
     """The details of ``run_uuids``: ``kept`` extended by the rows published since its mark where it can be
     (``can_extend``), else everything read again."""
     lineage = settings.schema("lineage")
     through = publication_mark(spark, lineage)
-    sources = storage_files(spark, settings)
-    if kept is not None and can_extend(kept, through, sources):
-        newer = {facet: read_latest(spark, lineage, facet, kept.through, through) for facet in (LOCATION, NOMINAL)}
+    current = Watermark(through, table_files(spark, (settings.table(*table) for table in STORAGE_TABLES)))
+    if kept is not None and can_extend(kept.watermark, current):
+        newer = {facet: read_latest(spark, lineage, facet, kept.watermark.through, through)
+                 for facet in (LOCATION, NOMINAL)}
         location = merged(kept.location, kept.run_uuids, run_uuids, newer[LOCATION])
         nominal = merged(kept.nominal, kept.run_uuids, run_uuids, newer[NOMINAL])
     else:
         newer = {facet: read_latest(spark, lineage, facet, None, through) for facet in (LOCATION, NOMINAL)}
         location, nominal = aligned(run_uuids, newer[LOCATION]), aligned(run_uuids, newer[NOMINAL])
-    return RunDetails(run_uuids=run_uuids, location=location, nominal=nominal, through=through, sources=sources,
+    return RunDetails(run_uuids=run_uuids, location=location, nominal=nominal, watermark=current,
                       rows_read=sum(table.num_rows for table in newer.values()))

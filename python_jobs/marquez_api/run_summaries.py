@@ -9,22 +9,21 @@ again (about half of the read API's "runs" part: the run events outnumber the ru
 
 The snapshot keeps the summaries with each state's key and the ``run_states`` mark they are complete
 through (its ``lineage.input_through`` property: the windowed build sets it after the rows through it are
-written). The next refresh reads and aggregates only the rows past that mark, then combines per run. As
-for the runs' facet details (run_details.py), the kept summaries are trusted only while ``run_states`` has
-grown by appends alone: every file they were read from is still there and the mark has not gone back. A
-full refresh, compaction, erasure or retention rewrites files, and the refresh after it reads everything.
+written). The next refresh reads and aggregates only the rows past that mark, then combines per run. The
+kept summaries are trusted only while ``run_states`` has grown by appends alone (watermarks.py).
 
 The rule is the ``runs`` view's (models/lineage/runs.sql); a Spark test checks that the two agree.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import SparkSession
 
+from python_jobs.marquez_api.watermarks import Watermark, can_extend, property_mark, table_files
 from python_jobs.settings import Settings
 
 TIMESTAMP = pa.timestamp("us", tz="UTC")
@@ -43,19 +42,16 @@ SUMMARY_SCHEMA = pa.schema([
 ])
 SUMMARY_COLUMNS = tuple(SUMMARY_SCHEMA.names[:7])
 STATE_KEY = ("state_is_terminal", "state_at", "state_seq")
-MARK_PROPERTY = "lineage.input_through"
 
 
 @dataclass(frozen=True)
 class RunSummaries:
     """What a snapshot keeps to extend its runs: the key each run's state won with (``STATE_KEY``), one row per
-    run in the order of the snapshot's runs (the rest of each summary is the runs table itself); ``through``:
-    the ``run_states`` mark they are complete through (None: unknown, never extended); ``sources``: the files
-    of ``run_states`` read."""
+    run in the order of the snapshot's runs (the rest of each summary is the runs table itself); ``watermark``:
+    the ``run_states`` mark they are complete through and its files read."""
 
     state_keys: pa.Table
-    through: int | None = None
-    sources: frozenset[str] = frozenset()
+    watermark: Watermark = field(default_factory=Watermark)
     rows_read: int = 0  # run summaries read from the warehouse to make these (all of them, or the changed ones)
 
 
@@ -152,7 +148,7 @@ def _later_key(old: pa.Table, new: pa.Table) -> pa.ChunkedArray:
 
 def combined(old: pa.Table, new: pa.Table) -> pa.Table:
     """Row by row, the summary of both (``old`` null where a run had no earlier rows)."""
-    state_wins = pc.fill_null(_later_key(old, new), True)
+    state_wins = _later_key(old, new)
     columns = {
         "uuid": new.column("uuid"),
         "job_uuid": _least(old.column("job_uuid"), new.column("job_uuid")),
@@ -177,19 +173,6 @@ def merged(kept: pa.Table, newer: pa.Table) -> pa.Table:
     return pa.concat_tables([untouched, combined(kept.take(where), newer)]).combine_chunks()
 
 
-def _mark(spark: SparkSession, run_states: str) -> int | None:
-    rows = spark.sql(f"show tblproperties {run_states}").collect()
-    value = next((row.value for row in rows if row.key == MARK_PROPERTY), None)
-    return None if value is None else int(value)
-
-
-def can_extend(kept: RunSummaries | None, through: int | None, sources: frozenset[str]) -> bool:
-    """Whether ``kept`` plus the rows past its mark equals a full read through ``through``: ``run_states``
-    only gained files since, and the mark did not go back."""
-    return (kept is not None and kept.through is not None and through is not None and kept.through <= through
-            and kept.sources <= sources)
-
-
 def load_run_summaries(spark: SparkSession, settings: Settings,
                        previous: tuple[pa.Table, RunSummaries] | None = None) -> tuple[pa.Table, RunSummaries]:
     """Every run's summary (``SUMMARY_SCHEMA``, in no order) with what the snapshot keeps of them (its state keys
@@ -197,13 +180,13 @@ def load_run_summaries(spark: SparkSession, settings: Settings,
     previous snapshot's runs and kept summaries, extended by the rows past their mark where they can be
     (``can_extend``), else everything is read again."""
     run_states = settings.table("lineage", "run_states")
-    through = _mark(spark, run_states)
-    sources = frozenset(spark.table(run_states).inputFiles())
-    if previous is not None and can_extend(previous[1], through, sources):
-        newer = read_summaries(spark, run_states, previous[1].through, through)
+    through = property_mark(spark, run_states)
+    current = Watermark(through, table_files(spark, [run_states]))
+    if previous is not None and can_extend(previous[1].watermark, current):
+        newer = read_summaries(spark, run_states, previous[1].watermark.through, through)
         table = merged(kept_summaries(*previous), newer)
     else:
         # Without a mark (a warehouse from before the property) every row is read, and so on the next load.
         newer = table = read_summaries(spark, run_states, None, through)
-    return table, RunSummaries(state_keys=table.select(list(STATE_KEY)).slice(0, 0), through=through,
-                               sources=sources, rows_read=newer.num_rows)
+    return table, RunSummaries(state_keys=table.select(list(STATE_KEY)).slice(0, 0), watermark=current,
+                               rows_read=newer.num_rows)

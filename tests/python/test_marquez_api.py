@@ -589,7 +589,7 @@ def test_a_refresh_extends_the_kept_run_details(versioned, spark):
     and merged them into its kept details: the same as reading every row again."""
     extended = versioned._base.run_details
     full = load_snapshot(spark, versioned.settings).run_details
-    assert extended is not None and full is not None and extended.through == full.through
+    assert extended is not None and full is not None and extended.watermark.through == full.watermark.through
     assert 0 < extended.rows_read < full.rows_read  # the new runs' values only, not all of them again
     assert extended.run_uuids.equals(full.run_uuids)
     assert extended.location.equals(full.location) and extended.nominal.equals(full.nominal)
@@ -604,7 +604,7 @@ def test_a_refresh_extends_the_kept_runs(versioned, spark):
     extended = versioned._base
     full = load_snapshot(spark, versioned.settings)
     assert extended.run_summaries is not None and full.run_summaries is not None
-    assert extended.run_summaries.through == full.run_summaries.through is not None
+    assert extended.run_summaries.watermark.through == full.run_summaries.watermark.through is not None
     assert 0 < extended.run_summaries.rows_read < full.run_summaries.rows_read  # the new runs, not all again
     assert extended.runs is not None and full.runs is not None
     assert extended.runs.table.to_pylist() == full.runs.table.to_pylist()

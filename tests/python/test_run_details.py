@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pyarrow as pa
 import pytest
 
-from python_jobs.marquez_api.run_details import WON_AT, RunDetails, aligned, can_extend, merged
+from python_jobs.marquez_api.run_details import WON_AT, aligned, merged
 
 START = datetime(2026, 3, 1, tzinfo=UTC)
 
@@ -71,20 +71,3 @@ def test_extending_at_any_mark_equals_one_read_of_everything(seed):
     kept_set = set(kept_runs.to_pylist())
     visible = [row for i, row in enumerate(rows) if i >= mark or row[0] in kept_set]
     assert result.to_pylist() == aligned(now_runs, keyed(latest_per_run(visible))).to_pylist()
-
-
-def details(through: int | None, sources: set[str]) -> RunDetails:
-    empty = aligned(pa.array([], pa.string()), keyed([]))
-    return RunDetails(run_uuids=pa.array([], pa.string()), location=empty, nominal=empty, through=through,
-                      sources=frozenset(sources))
-
-
-def test_kept_details_extend_only_storage_that_grew_by_appends():
-    kept = details(10, {"f1", "f2"})
-    assert can_extend(kept, 12, frozenset({"f1", "f2", "f3"}))
-    assert can_extend(kept, 10, frozenset({"f1", "f2"}))
-    assert not can_extend(None, 12, frozenset({"f1"}))
-    assert not can_extend(kept, 9, frozenset({"f1", "f2", "f3"}))  # the mark went back: a rebuild
-    assert not can_extend(kept, 12, frozenset({"f1", "f3"}))  # a file rewritten: compaction, erasure, retention
-    assert not can_extend(kept, None, frozenset({"f1", "f2"}))  # no publication mark
-    assert not can_extend(details(None, {"f1"}), 12, frozenset({"f1"}))

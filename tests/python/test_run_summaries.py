@@ -12,8 +12,6 @@ import pytest
 
 from python_jobs.marquez_api.run_summaries import (
     SUMMARY_SCHEMA,
-    RunSummaries,
-    can_extend,
     merged,
 )
 
@@ -88,14 +86,3 @@ def test_extending_at_any_mark_equals_one_summary_of_everything(seed):
     for low, high in zip(marks, [*marks[1:], len(rows)], strict=True):
         summaries = merged(summaries, summarize([r for r in rows if low <= r[4] < high]))
     assert by_run(summaries) == by_run(summarize(rows))
-
-
-def test_kept_summaries_extend_only_over_appends():
-    kept = RunSummaries(state_keys=summarize([]), through=10, sources=frozenset({"a", "b"}))
-    assert can_extend(kept, 12, frozenset({"a", "b", "c"}))
-    assert can_extend(kept, 10, frozenset({"a", "b"}))
-    assert not can_extend(kept, 9, frozenset({"a", "b"}))  # the mark went back: a full refresh
-    assert not can_extend(kept, 12, frozenset({"b", "c"}))  # a file is gone: compaction, erasure, retention
-    assert not can_extend(kept, None, frozenset({"a", "b"}))
-    assert not can_extend(RunSummaries(state_keys=summarize([])), 12, frozenset({"a"}))
-    assert not can_extend(None, 12, frozenset({"a"}))
