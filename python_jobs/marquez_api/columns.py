@@ -22,6 +22,13 @@ def _replace(table: pa.Table, name: str, column: pa.Array) -> pa.Table:
     return table.set_column(table.schema.get_field_index(name), name, column)
 
 
+def decoded(column: pa.ChunkedArray) -> pa.ChunkedArray:
+    """A compacted column (a dictionary or reference column) as plain values again; others as they are."""
+    if pa.types.is_dictionary(column.type):
+        return pa.chunked_array([chunk.dictionary_decode() for chunk in column.chunks], column.type.value_type)
+    return column
+
+
 def encode_repeated(table: pa.Table, names: tuple[str, ...]) -> pa.Table:
     """``names`` (string columns with few distinct values) as dictionary columns."""
     for name in names:

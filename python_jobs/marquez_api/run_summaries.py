@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import SparkSession
 
+from python_jobs.marquez_api.columns import decoded
 from python_jobs.marquez_api.watermarks import Watermark, can_extend, property_mark, table_files
 from python_jobs.settings import Settings
 
@@ -55,16 +56,9 @@ class RunSummaries:
     rows_read: int = 0  # run summaries read from the warehouse to make these (all of them, or the changed ones)
 
 
-def _plain(column: pa.ChunkedArray) -> pa.ChunkedArray:
-    """A compacted column (columns.py) as plain values again."""
-    if pa.types.is_dictionary(column.type):
-        return pa.chunked_array([chunk.dictionary_decode() for chunk in column.chunks], column.type.value_type)
-    return column
-
-
 def kept_summaries(runs: pa.Table, kept: RunSummaries) -> pa.Table:
     """The full summaries (``SUMMARY_SCHEMA``) of a snapshot's runs and the state keys it kept."""
-    columns = [_plain(runs.column(name)) for name in SUMMARY_COLUMNS]
+    columns = [decoded(runs.column(name)) for name in SUMMARY_COLUMNS]
     columns += [kept.state_keys.column(name) for name in STATE_KEY]
     return pa.Table.from_arrays(columns, schema=SUMMARY_SCHEMA)
 

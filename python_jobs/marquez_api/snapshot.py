@@ -26,6 +26,7 @@ from python_jobs.marquez_api.graph import LineageGraph, dataset_node_id, job_nod
 from python_jobs.marquez_api.job_versions import add_version_edges
 from python_jobs.marquez_api.key_index import RowIndex
 from python_jobs.marquez_api.run_details import RunDetails, load_run_details
+from python_jobs.marquez_api.run_io import KeptRunIo, load_run_io, split_positions
 from python_jobs.marquez_api.run_summaries import RunSummaries, load_run_summaries, split_state_keys
 from python_jobs.marquez_api.slices import Slices, nulls_last, runs_of, slices_by
 from python_jobs.marquez_api.symlinks import merged_aliases, symlink_targets
@@ -81,6 +82,8 @@ class Snapshot:
     run_details: RunDetails | None = None
     # What the next load needs to extend the runs by the run events past a mark (run_summaries.py).
     run_summaries: RunSummaries | None = None
+    # What the next load needs to extend the runs' inputs and outputs by the builds past a mark (run_io.py).
+    kept_run_io: KeptRunIo | None = None
     # Seconds each part of the load took, in load order: where a refresh's time goes as history grows.
     load_seconds: dict[str, float] = field(default_factory=dict)
 
@@ -120,10 +123,13 @@ REQUIRED_TABLES = (
     "dataset_schema_versions_field_mapping", "runs_input_mapping", "runs_output_mapping", "column_lineage",
     "current_dataset_facets", "current_job_facets",
 )
+# What the runs' inputs and outputs are read from (run_io.py): the live revisions behind the two mappings.
+REQUIRED_STAGING = ("int_lineage_dataset_sightings", "int_lineage_dataset_versions", "int_lineage_build_tails")
 
 
 def missing_tables(spark: SparkSession, settings: Settings) -> list[str]:
     names = [settings.table("lineage", t) for t in REQUIRED_TABLES] + [settings.table("raw", "lineage_events")]
+    names += [settings.table("staging", t) for t in REQUIRED_STAGING]
     return [name for name in names if not spark.catalog.tableExists(name)]
 
 
@@ -156,13 +162,10 @@ def load_snapshot(spark: SparkSession, settings: Settings, previous: Snapshot | 
     laps.lap("runs")
     # Read before the runs are sorted and compacted: in the other order the process kept about 170 MiB more of
     # the memory the load freed (582 against 413 MiB of RSS growth at 1M), with the same live Arrow memory.
-    run_io = _table(spark, f"""
-        select m.run_uuid, 'input' as io_type, d.namespace_name, d.name, m.dataset_version_uuid
-        from {lineage}.runs_input_mapping as m join {lineage}.datasets as d on m.dataset_uuid = d.uuid
-        union all
-        select m.run_uuid, 'output' as io_type, d.namespace_name, d.name, m.dataset_version_uuid
-        from {lineage}.runs_output_mapping as m join {lineage}.datasets as d on m.dataset_uuid = d.uuid
-    """)
+    kept_io = (previous.run_io.table, previous.kept_run_io) if (
+        previous is not None and previous.run_io is not None and previous.kept_run_io is not None) else None
+    run_io, kept_run_io = load_run_io(spark, settings, kept_io)
+    del kept_io
     laps.lap("runs' inputs and outputs")
     sorted_runs = slices_by(runs, "job_uuid", RUN_ORDER)
     del runs  # the sorted copy replaces it
@@ -177,6 +180,9 @@ def load_snapshot(spark: SparkSession, settings: Settings, previous: Snapshot | 
 
     sorted_io = _io_in_run_order(run_io, run_uuids, run_jobs)
     del run_io, run_jobs
+    io_table, snap.kept_run_io = split_positions(sorted_io.table, kept_run_io)
+    sorted_io = sorted_io.with_table(io_table)
+    del io_table
     snap.run_io = sorted_io.with_table(as_references(
         encode_repeated(sorted_io.table, ("io_type", "namespace_name", "name", "job_uuid")), "run_uuid", run_uuids))
     laps.lap("runs' inputs and outputs")
@@ -251,14 +257,14 @@ def load_snapshot(spark: SparkSession, settings: Settings, previous: Snapshot | 
 
 def _io_in_run_order(run_io: pa.Table, run_uuids: pa.Array, run_jobs: pa.ChunkedArray) -> Slices:
     """The runs' inputs and outputs with their run's job, in the order of the runs (``run_uuids``: job, newest
-    first), then by kind, namespace and name: a page of a job's runs has its inputs and outputs in one contiguous
-    slice. Sorting by the run's row compares one integer where the runs' own keys would compare three columns.
-    Rows of a run the runs lack go last."""
+    first), then by kind, namespace, name and version: a page of a job's runs has its inputs and outputs in one
+    contiguous slice. Sorting by the run's row compares one integer where the runs' own keys would compare three
+    columns. Rows of a run the runs lack go last."""
     position = pc.index_in(run_io.column("run_uuid"), value_set=run_uuids)
     ordered = run_io.append_column("job_uuid", run_jobs.take(position)).append_column("run_position", position)
     ordered = ordered.sort_by(nulls_last([
         ("run_position", "ascending"), ("run_uuid", "ascending"), ("io_type", "ascending"),
-        ("namespace_name", "ascending"), ("name", "ascending"),
+        ("namespace_name", "ascending"), ("name", "ascending"), ("dataset_version_uuid", "ascending"),
     ]))
     return runs_of(ordered.drop_columns(["run_position"]), "run_uuid")
 

@@ -615,6 +615,31 @@ def test_a_refresh_extends_the_kept_runs(versioned, spark):
         view.cast(full.runs.table.select(columns).schema).to_pylist(), key=lambda run: run["uuid"])
 
 
+def test_a_refresh_extends_the_kept_inputs_and_outputs(versioned, spark):
+    """``versioned``'s refresh read only the rows of the builds past the previous snapshot's mark (run_io.py)
+    and replaced the changed tails of its kept rows: the same rows as a fresh load, which has the rows of the
+    ``runs_input_mapping`` and ``runs_output_mapping`` views."""
+    extended = versioned._base
+    full = load_snapshot(spark, versioned.settings)
+    assert extended.kept_run_io is not None and full.kept_run_io is not None
+    assert extended.kept_run_io.watermark.through == full.kept_run_io.watermark.through is not None
+    assert 0 < extended.kept_run_io.rows_read < full.kept_run_io.rows_read  # the changed tails, not all again
+    assert extended.run_io is not None and full.run_io is not None
+    assert extended.run_io.table.to_pylist() == full.run_io.table.to_pylist()
+    assert extended.kept_run_io.positions.to_pylist() == full.kept_run_io.positions.to_pylist()
+    lineage = versioned.settings.schema("lineage")
+    view = spark.sql(f"""
+        select m.run_uuid, 'input' as io_type, d.namespace_name, d.name, m.dataset_version_uuid
+        from {lineage}.runs_input_mapping as m join {lineage}.datasets as d on m.dataset_uuid = d.uuid
+        union all
+        select m.run_uuid, 'output' as io_type, d.namespace_name, d.name, m.dataset_version_uuid
+        from {lineage}.runs_output_mapping as m join {lineage}.datasets as d on m.dataset_uuid = d.uuid
+    """).collect()
+    served = ["run_uuid", "io_type", "namespace_name", "name", "dataset_version_uuid"]
+    assert sorted(tuple(row[c] for c in served) for row in full.run_io.table.to_pylist()) == sorted(
+        tuple(row) for row in view)
+
+
 def test_job_versions_follow_the_changed_inputs(versioned, base_url, client):
     """``mix`` read ``a`` then ``b``: two versions, newest first; the job's inputs are the new ones."""
     listed = httpx.get(_versions_url(base_url, "mix")).json()
