@@ -22,6 +22,7 @@ from pyspark.sql import functions as F
 
 from python_jobs.marquez_api.columns import as_references, encode_repeated, single_chunk
 from python_jobs.marquez_api.curation import CuratedView
+from python_jobs.marquez_api.dataset_versions import KeptVersions, load_versions, split_kept
 from python_jobs.marquez_api.graph import LineageGraph, dataset_node_id, job_node_id
 from python_jobs.marquez_api.job_versions import add_version_edges
 from python_jobs.marquez_api.key_index import RowIndex
@@ -30,7 +31,9 @@ from python_jobs.marquez_api.run_io import KeptRunIo, load_run_io, split_positio
 from python_jobs.marquez_api.run_summaries import RunSummaries, load_run_summaries, split_state_keys
 from python_jobs.marquez_api.slices import Slices, nulls_last, runs_of, slices_by
 from python_jobs.marquez_api.symlinks import merged_aliases, symlink_targets
+from python_jobs.marquez_api.tails import timeline_changes
 from python_jobs.marquez_api.version_loading import VersionState, columnar_version_state
+from python_jobs.marquez_api.watermarks import Watermark
 from python_jobs.settings import Settings
 
 # OpenLineage event types → Marquez's run states (Marquez's RunState enum).
@@ -82,8 +85,11 @@ class Snapshot:
     run_details: RunDetails | None = None
     # What the next load needs to extend the runs by the run events past a mark (run_summaries.py).
     run_summaries: RunSummaries | None = None
-    # What the next load needs to extend the runs' inputs and outputs by the builds past a mark (run_io.py).
+    # What the next load needs to extend the runs' inputs and outputs and the dataset versions by the builds
+    # past a mark (run_io.py, dataset_versions.py), and the mark (tails.py).
     kept_run_io: KeptRunIo | None = None
+    kept_versions: KeptVersions | None = None
+    timeline_watermark: Watermark | None = None
     # Seconds each part of the load took, in load order: where a refresh's time goes as history grows.
     load_seconds: dict[str, float] = field(default_factory=dict)
 
@@ -123,8 +129,10 @@ REQUIRED_TABLES = (
     "dataset_schema_versions_field_mapping", "runs_input_mapping", "runs_output_mapping", "column_lineage",
     "current_dataset_facets", "current_job_facets",
 )
-# What the runs' inputs and outputs are read from (run_io.py): the live revisions behind the two mappings.
-REQUIRED_STAGING = ("int_lineage_dataset_sightings", "int_lineage_dataset_versions", "int_lineage_build_tails")
+# What the runs' inputs and outputs and the dataset versions are read from (run_io.py, dataset_versions.py): the
+# live revisions behind the views.
+REQUIRED_STAGING = ("int_lineage_dataset_sightings", "int_lineage_dataset_versions", "int_lineage_build_tails",
+                    "int_lineage_version_revisions", "int_lineage_dataset_version_schemas")
 
 
 def missing_tables(spark: SparkSession, settings: Settings) -> list[str]:
@@ -162,10 +170,10 @@ def load_snapshot(spark: SparkSession, settings: Settings, previous: Snapshot | 
     laps.lap("runs")
     # Read before the runs are sorted and compacted: in the other order the process kept about 170 MiB more of
     # the memory the load freed (582 against 413 MiB of RSS growth at 1M), with the same live Arrow memory.
-    kept_io = (previous.run_io.table, previous.kept_run_io) if (
-        previous is not None and previous.run_io is not None and previous.kept_run_io is not None) else None
-    run_io, kept_run_io = load_run_io(spark, settings, kept_io)
-    del kept_io
+    kept = _kept_timeline_rows(previous)
+    changes = timeline_changes(spark, settings, previous.timeline_watermark if kept and previous else None)
+    snap.timeline_watermark = changes.watermark
+    run_io, kept_run_io = load_run_io(spark, settings, changes, kept[0] if kept else None)
     laps.lap("runs' inputs and outputs")
     sorted_runs = slices_by(runs, "job_uuid", RUN_ORDER)
     del runs  # the sorted copy replaces it
@@ -187,11 +195,13 @@ def load_snapshot(spark: SparkSession, settings: Settings, previous: Snapshot | 
         encode_repeated(sorted_io.table, ("io_type", "namespace_name", "name", "job_uuid")), "run_uuid", run_uuids))
     laps.lap("runs' inputs and outputs")
 
-    versions = slices_by(_with_run_columns(_table(spark, f"""
-        select dataset_uuid, uuid as version, created_at, dataset_schema_version_uuid, run_uuid, is_current_version
-        from {lineage}.dataset_versions
-    """), snap.runs.table, run_uuids), "dataset_uuid", [("created_at", "descending"), ("version", "ascending")])
-    version_table, version_keys = single_chunk(versions.table, "version")
+    version_rows, kept_versions = load_versions(spark, settings, changes, kept[1] if kept else None)
+    del kept
+    versions = slices_by(_with_run_columns(version_rows, snap.runs.table, run_uuids), "dataset_uuid",
+                         [("created_at", "descending"), ("version", "ascending")])
+    del version_rows
+    version_table, snap.kept_versions = split_kept(versions.table, kept_versions)
+    version_table, version_keys = single_chunk(version_table, "version")
     snap.versions = versions = versions.with_table(as_references(encode_repeated(
         version_table, ("dataset_uuid", "dataset_schema_version_uuid", "run_state")), "run_uuid", run_uuids))
     snap.run_io = snap.run_io.with_table(as_references(snap.run_io.table, "dataset_version_uuid", version_keys))
@@ -253,6 +263,16 @@ def load_snapshot(spark: SparkSession, settings: Settings, previous: Snapshot | 
     pa.default_memory_pool().release_unused()
     laps.lap("events")
     return snap
+
+
+def _kept_timeline_rows(previous: Snapshot | None) -> tuple[tuple[pa.Table, KeptRunIo],
+                                                             tuple[pa.Table, KeptVersions]] | None:
+    """The previous snapshot's runs' inputs and outputs and its versions, with what it kept of them to extend
+    both (they are read and extended together, past one mark: tails.py)."""
+    if (previous is None or previous.run_io is None or previous.kept_run_io is None or previous.versions is None
+            or previous.kept_versions is None):
+        return None
+    return (previous.run_io.table, previous.kept_run_io), (previous.versions.table, previous.kept_versions)
 
 
 def _io_in_run_order(run_io: pa.Table, run_uuids: pa.Array, run_jobs: pa.ChunkedArray) -> Slices:

@@ -622,7 +622,8 @@ def test_a_refresh_extends_the_kept_inputs_and_outputs(versioned, spark):
     extended = versioned._base
     full = load_snapshot(spark, versioned.settings)
     assert extended.kept_run_io is not None and full.kept_run_io is not None
-    assert extended.kept_run_io.watermark.through == full.kept_run_io.watermark.through is not None
+    assert extended.timeline_watermark is not None and full.timeline_watermark is not None
+    assert extended.timeline_watermark.through == full.timeline_watermark.through is not None
     assert 0 < extended.kept_run_io.rows_read < full.kept_run_io.rows_read  # the changed tails, not all again
     assert extended.run_io is not None and full.run_io is not None
     assert extended.run_io.table.to_pylist() == full.run_io.table.to_pylist()
@@ -638,6 +639,27 @@ def test_a_refresh_extends_the_kept_inputs_and_outputs(versioned, spark):
     served = ["run_uuid", "io_type", "namespace_name", "name", "dataset_version_uuid"]
     assert sorted(tuple(row[c] for c in served) for row in full.run_io.table.to_pylist()) == sorted(
         tuple(row) for row in view)
+
+
+def test_a_refresh_extends_the_kept_dataset_versions(versioned, spark):
+    """``versioned``'s refresh read only the versions of the builds past the previous snapshot's mark and the
+    pointers of those and the carried versions (dataset_versions.py): the same versions as a fresh load, which
+    has the rows of the ``dataset_versions`` view."""
+    extended = versioned._base
+    full = load_snapshot(spark, versioned.settings)
+    assert extended.kept_versions is not None and full.kept_versions is not None
+    assert 0 < extended.kept_versions.rows_read < full.kept_versions.rows_read  # the changed tails only
+    assert extended.versions is not None and full.versions is not None
+    assert extended.versions.table.to_pylist() == full.versions.table.to_pylist()
+    assert extended.kept_versions.positions.equals(full.kept_versions.positions)
+    served = ["dataset_uuid", "version", "created_at", "dataset_schema_version_uuid", "run_uuid",
+              "is_current_version"]
+    view = spark.table(versioned.settings.table("lineage", "dataset_versions")).selectExpr(
+        "dataset_uuid", "uuid as version", "created_at", "dataset_schema_version_uuid", "run_uuid",
+        "is_current_version").toArrow()
+    loaded = full.versions.table.select(served)
+    assert sorted(tuple(row.values()) for row in loaded.to_pylist()) == sorted(
+        tuple(row.values()) for row in view.cast(view.schema.set(2, loaded.schema.field(2))).to_pylist())
 
 
 def test_job_versions_follow_the_changed_inputs(versioned, base_url, client):

@@ -11,7 +11,9 @@ from datetime import UTC, datetime, timedelta
 import pyarrow as pa
 import pytest
 
-from python_jobs.marquez_api.run_io import ROW_SCHEMA, TAIL_SCHEMA, at_or_after_tail, merged
+from python_jobs.marquez_api.run_io import ROW_SCHEMA, merged
+from python_jobs.marquez_api.tails import TAIL_SCHEMA, TimelineChanges
+from python_jobs.marquez_api.watermarks import Watermark
 
 START = datetime(2026, 3, 1, tzinfo=UTC)
 Position = tuple[datetime, int, int]  # event time, ingest_seq, kind (0 a sighting, 1 a version)
@@ -39,6 +41,10 @@ def tails_of(starts: dict[str, Position]) -> pa.Table:
         {"dataset_uuid": dataset, "tail_at": at, "tail_seq": seq, "tail_kind": kind}
         for dataset, (at, seq, kind) in sorted(starts.items())
     ], schema=TAIL_SCHEMA)
+
+
+def changes_of(starts: dict[str, Position]) -> TimelineChanges:
+    return TimelineChanges(Watermark(), 0, tails_of(starts))
 
 
 def as_set(table: pa.Table) -> list[tuple]:
@@ -84,7 +90,7 @@ def test_kept_rows_with_the_tails_replaced_equal_a_full_read(seed):
                 timelines[dataset] = before + rewritten
         newer = rows_of({dataset: [r for r in timelines[dataset] if r[3] >= start]
                          for dataset, start in starts.items()})
-        kept = merged(kept, tails_of(starts), newer)
+        kept = merged(kept, changes_of(starts), newer)
         assert kept.schema == ROW_SCHEMA
         assert as_set(kept) == as_set(rows_of(timelines))
 
@@ -93,20 +99,5 @@ def test_a_row_read_both_before_and_after_a_tail_start_stays_once_with_its_earli
     early, late = (START, 1, 0), (START + timedelta(hours=1), 5, 0)
     kept = rows_of({"d": [("r", "input", "v", early)]})
     newer = rows_of({"d": [("r", "input", "v", late)]})
-    result = merged(kept, tails_of({"d": (START + timedelta(minutes=30), 3, 0)}), newer)
+    result = merged(kept, changes_of({"d": (START + timedelta(minutes=30), 3, 0)}), newer)
     assert as_set(result) == as_set(kept)
-
-
-def test_positions_compare_by_time_then_ingest_seq_then_kind():
-    at = START + timedelta(minutes=5)
-    rows = rows_of({"d": [
-        ("r1", "input", "v", (at - timedelta(minutes=1), 99, 1)),  # an earlier time
-        ("r2", "input", "v", (at, 6, 1)),                            # the same time, an earlier ingest_seq
-        ("r3", "input", "v", (at, 7, 0)),                            # the same time and seq, an earlier kind
-        ("r4", "input", "v", (at, 7, 1)),                            # the tail start itself
-        ("r5", "input", "v", (at, 8, 0)),                            # a later ingest_seq
-    ], "untouched": [("r6", "input", "v", (at + timedelta(days=1), 100, 1))]})
-    flags = at_or_after_tail(rows, tails_of({"d": (at, 7, 1)})).to_pylist()
-    assert dict(zip(rows.column("run_uuid").to_pylist(), flags, strict=True)) == {
-        "r1": False, "r2": False, "r3": False, "r4": True, "r5": True, "r6": False}
-    assert not any(at_or_after_tail(rows, tails_of({})).to_pylist())
