@@ -19,18 +19,17 @@ A Spark test compares the rows with the ``dataset_versions`` view.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import SparkSession
 
-from python_jobs.marquez_api.columns import decoded
 from python_jobs.marquez_api.tails import (
     POSITION,
     POSITION_FIELDS,
+    KeptColumns,
     TimelineChanges,
     before_tails,
+    full_rows,
     newer_builds,
     position_sql,
 )
@@ -48,30 +47,9 @@ VERSION_SCHEMA = pa.schema([
     pa.field("first_ingest_seq", pa.int64()),
     *POSITION_FIELDS,
 ])
-SERVED = tuple(VERSION_SCHEMA.names[:6])
+# What the snapshot keeps of each version besides what it serves.
 KEPT = ("first_ingest_seq", *POSITION)
 POINTER_SCHEMA = pa.schema([pa.field("version", pa.string()), pa.field("dataset_schema_version_uuid", pa.string())])
-
-
-@dataclass(frozen=True)
-class KeptVersions:
-    """What a snapshot keeps to extend its dataset versions: each version's ``KEPT`` columns, in the order of
-    the snapshot's versions (the rest of each row is the snapshot's table)."""
-
-    positions: pa.Table
-    rows_read: int = 0  # versions read from the warehouse to make these (all of them, or the changed tails')
-
-
-def kept_rows(served: pa.Table, kept: KeptVersions) -> pa.Table:
-    """The full rows (``VERSION_SCHEMA``) of a snapshot's versions and what it kept of them."""
-    columns = [decoded(served.column(name)) for name in SERVED]
-    columns += [kept.positions.column(name) for name in KEPT]
-    return pa.Table.from_arrays(columns, schema=VERSION_SCHEMA)
-
-
-def split_kept(rows: pa.Table, kept: KeptVersions) -> tuple[pa.Table, KeptVersions]:
-    """``rows`` (in the snapshot's order) without the kept columns, and ``kept`` holding them."""
-    return rows.drop_columns(list(KEPT)), KeptVersions(rows.select(list(KEPT)), kept.rows_read)
 
 
 def with_current_flags(rows: pa.Table) -> pa.Table:
@@ -143,13 +121,11 @@ def read_pointers(spark: SparkSession, settings: Settings) -> pa.Table:
 
 
 def load_versions(spark: SparkSession, settings: Settings, changes: TimelineChanges,
-                  previous: tuple[pa.Table, KeptVersions] | None = None) -> tuple[pa.Table, KeptVersions]:
-    """Every dataset version (``VERSION_SCHEMA``, in no order) with what the snapshot keeps of them (still
-    empty: ``split_kept`` fills it once the versions are in the snapshot's order). ``previous``: the previous
-    snapshot's versions and what it kept, extended by the changes where they extend."""
+                  previous: tuple[pa.Table, KeptColumns] | None = None) -> tuple[pa.Table, int]:
+    """Every dataset version (``VERSION_SCHEMA``, in no order; ``split_kept`` takes the ``KEPT`` columns off
+    once they are in the snapshot's order) and how many versions were read. ``previous``: the previous
+    snapshot's versions and what it kept of them, extended by the changes where they extend."""
     newer, pointers = read_versions(spark, settings, changes), read_pointers(spark, settings)
     if previous is not None and changes.extends:
-        rows = merged(kept_rows(*previous), changes, newer, pointers)
-    else:
-        rows = with_current_flags(with_own_pointers(newer, pointers))
-    return rows, KeptVersions(rows.select(list(KEPT)).slice(0, 0), newer.num_rows)
+        return merged(full_rows(*previous, VERSION_SCHEMA), changes, newer, pointers), newer.num_rows
+    return with_current_flags(with_own_pointers(newer, pointers)), newer.num_rows

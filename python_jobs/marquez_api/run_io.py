@@ -11,18 +11,17 @@ position, as the view's ``select distinct`` keeps it. A Spark test compares the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import SparkSession
 
-from python_jobs.marquez_api.columns import decoded
 from python_jobs.marquez_api.tails import (
     POSITION,
     POSITION_FIELDS,
+    KeptColumns,
     TimelineChanges,
     before_tails,
+    full_rows,
     newer_builds,
     position_sql,
 )
@@ -38,34 +37,9 @@ ROW_SCHEMA = pa.schema([
     pa.field("dataset_uuid", pa.string()),
     *POSITION_FIELDS,
 ])
-SERVED = tuple(ROW_SCHEMA.names[:5])
+# What the snapshot keeps of each row besides what it serves.
 KEPT = ("dataset_uuid", *POSITION)
 IDENTITY = ("run_uuid", "io_type", "dataset_version_uuid", "dataset_uuid")
-
-
-@dataclass(frozen=True)
-class KeptRunIo:
-    """What a snapshot keeps to extend its runs' inputs and outputs: each row's dataset and position (``KEPT``),
-    in the order of the snapshot's rows (the rest of each row is the snapshot's table)."""
-
-    positions: pa.Table
-    rows_read: int = 0  # rows read from the warehouse to make these (all of them, or the changed tails' rows)
-
-
-def kept_rows(served: pa.Table, kept: KeptRunIo) -> pa.Table:
-    """The full rows (``ROW_SCHEMA``) of a snapshot's inputs and outputs and the positions it kept."""
-    columns = [decoded(served.column(name)) for name in SERVED]
-    columns += [decoded(kept.positions.column(name)) for name in KEPT]
-    return pa.Table.from_arrays(columns, schema=ROW_SCHEMA)
-
-
-def split_positions(rows: pa.Table, kept: KeptRunIo) -> tuple[pa.Table, KeptRunIo]:
-    """``rows`` (in the snapshot's order) without the position columns, and ``kept`` holding them."""
-    positions = rows.select(list(KEPT))
-    dataset = positions.column("dataset_uuid").combine_chunks()
-    if pa.types.is_string(dataset.type):  # few datasets, many rows: each stored once
-        positions = positions.set_column(0, "dataset_uuid", dataset.dictionary_encode())
-    return rows.drop_columns(list(KEPT)), KeptRunIo(positions, kept.rows_read)
 
 
 def merged(kept: pa.Table, changes: TimelineChanges, newer: pa.Table) -> pa.Table:
@@ -113,10 +87,11 @@ def read_rows(spark: SparkSession, settings: Settings, changes: TimelineChanges)
 
 
 def load_run_io(spark: SparkSession, settings: Settings, changes: TimelineChanges,
-                previous: tuple[pa.Table, KeptRunIo] | None = None) -> tuple[pa.Table, KeptRunIo]:
-    """Every run input and output (``ROW_SCHEMA``, in no order) with what the snapshot keeps of them (its
-    positions still empty: ``split_positions`` fills them once the rows are in the snapshot's order).
-    ``previous``: the previous snapshot's rows and what it kept, extended by the changes where they extend."""
+                previous: tuple[pa.Table, KeptColumns] | None = None) -> tuple[pa.Table, int]:
+    """Every run input and output (``ROW_SCHEMA``, in no order; ``split_kept`` takes the ``KEPT`` columns off
+    once they are in the snapshot's order) and how many rows were read. ``previous``: the previous snapshot's
+    rows and what it kept of them, extended by the changes where they extend."""
     newer = read_rows(spark, settings, changes)
-    rows = merged(kept_rows(*previous), changes, newer) if previous is not None and changes.extends else newer
-    return rows, KeptRunIo(rows.select(list(KEPT)).slice(0, 0), newer.num_rows)
+    if previous is not None and changes.extends:
+        return merged(full_rows(*previous, ROW_SCHEMA), changes, newer), newer.num_rows
+    return newer, newer.num_rows

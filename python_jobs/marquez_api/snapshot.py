@@ -22,16 +22,18 @@ from pyspark.sql import functions as F
 
 from python_jobs.marquez_api.columns import as_references, encode_repeated, single_chunk
 from python_jobs.marquez_api.curation import CuratedView
-from python_jobs.marquez_api.dataset_versions import KeptVersions, load_versions, split_kept
+from python_jobs.marquez_api.dataset_versions import KEPT as VERSIONS_KEPT
+from python_jobs.marquez_api.dataset_versions import load_versions
 from python_jobs.marquez_api.graph import LineageGraph, dataset_node_id, job_node_id
 from python_jobs.marquez_api.job_versions import add_version_edges
 from python_jobs.marquez_api.key_index import RowIndex
 from python_jobs.marquez_api.run_details import RunDetails, load_run_details
-from python_jobs.marquez_api.run_io import KeptRunIo, load_run_io, split_positions
+from python_jobs.marquez_api.run_io import KEPT as RUN_IO_KEPT
+from python_jobs.marquez_api.run_io import load_run_io
 from python_jobs.marquez_api.run_summaries import RunSummaries, load_run_summaries, split_state_keys
 from python_jobs.marquez_api.slices import Slices, nulls_last, runs_of, slices_by
 from python_jobs.marquez_api.symlinks import merged_aliases, symlink_targets
-from python_jobs.marquez_api.tails import timeline_changes
+from python_jobs.marquez_api.tails import KeptColumns, split_kept, timeline_changes
 from python_jobs.marquez_api.version_loading import VersionState, columnar_version_state
 from python_jobs.marquez_api.watermarks import Watermark
 from python_jobs.settings import Settings
@@ -87,8 +89,8 @@ class Snapshot:
     run_summaries: RunSummaries | None = None
     # What the next load needs to extend the runs' inputs and outputs and the dataset versions by the builds
     # past a mark (run_io.py, dataset_versions.py), and the mark (tails.py).
-    kept_run_io: KeptRunIo | None = None
-    kept_versions: KeptVersions | None = None
+    kept_run_io: KeptColumns | None = None
+    kept_versions: KeptColumns | None = None
     timeline_watermark: Watermark | None = None
     # Seconds each part of the load took, in load order: where a refresh's time goes as history grows.
     load_seconds: dict[str, float] = field(default_factory=dict)
@@ -173,7 +175,7 @@ def load_snapshot(spark: SparkSession, settings: Settings, previous: Snapshot | 
     kept = _kept_timeline_rows(previous)
     changes = timeline_changes(spark, settings, previous.timeline_watermark if kept and previous else None)
     snap.timeline_watermark = changes.watermark
-    run_io, kept_run_io = load_run_io(spark, settings, changes, kept[0] if kept else None)
+    run_io, io_read = load_run_io(spark, settings, changes, kept[0] if kept else None)
     laps.lap("runs' inputs and outputs")
     sorted_runs = slices_by(runs, "job_uuid", RUN_ORDER)
     del runs  # the sorted copy replaces it
@@ -188,19 +190,19 @@ def load_snapshot(spark: SparkSession, settings: Settings, previous: Snapshot | 
 
     sorted_io = _io_in_run_order(run_io, run_uuids, run_jobs)
     del run_io, run_jobs
-    io_table, snap.kept_run_io = split_positions(sorted_io.table, kept_run_io)
+    io_table, snap.kept_run_io = split_kept(sorted_io.table, RUN_IO_KEPT, io_read)
     sorted_io = sorted_io.with_table(io_table)
     del io_table
     snap.run_io = sorted_io.with_table(as_references(
         encode_repeated(sorted_io.table, ("io_type", "namespace_name", "name", "job_uuid")), "run_uuid", run_uuids))
     laps.lap("runs' inputs and outputs")
 
-    version_rows, kept_versions = load_versions(spark, settings, changes, kept[1] if kept else None)
+    version_rows, versions_read = load_versions(spark, settings, changes, kept[1] if kept else None)
     del kept
     versions = slices_by(_with_run_columns(version_rows, snap.runs.table, run_uuids), "dataset_uuid",
                          [("created_at", "descending"), ("version", "ascending")])
     del version_rows
-    version_table, snap.kept_versions = split_kept(versions.table, kept_versions)
+    version_table, snap.kept_versions = split_kept(versions.table, VERSIONS_KEPT, versions_read)
     version_table, version_keys = single_chunk(version_table, "version")
     snap.versions = versions = versions.with_table(as_references(encode_repeated(
         version_table, ("dataset_uuid", "dataset_schema_version_uuid", "run_state")), "run_uuid", run_uuids))
@@ -265,8 +267,8 @@ def load_snapshot(spark: SparkSession, settings: Settings, previous: Snapshot | 
     return snap
 
 
-def _kept_timeline_rows(previous: Snapshot | None) -> tuple[tuple[pa.Table, KeptRunIo],
-                                                             tuple[pa.Table, KeptVersions]] | None:
+def _kept_timeline_rows(previous: Snapshot | None) -> tuple[tuple[pa.Table, KeptColumns],
+                                                             tuple[pa.Table, KeptColumns]] | None:
     """The previous snapshot's runs' inputs and outputs and its versions, with what it kept of them to extend
     both (they are read and extended together, past one mark: tails.py)."""
     if (previous is None or previous.run_io is None or previous.kept_run_io is None or previous.versions is None

@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import SparkSession
 
-from python_jobs.marquez_api.columns import decoded
+from python_jobs.marquez_api.columns import decoded, encode_repeated
 from python_jobs.marquez_api.watermarks import Watermark, can_extend, least_mark, table_files
 from python_jobs.settings import Settings
 
@@ -54,6 +54,29 @@ class TimelineChanges:
     @property
     def extends(self) -> bool:
         return self.after is not None
+
+
+@dataclass(frozen=True)
+class KeptColumns:
+    """What a snapshot keeps of a slice it extends past the mark: the columns it does not serve (a row's
+    dataset, its position), one row per row of the snapshot's table and in its order."""
+
+    table: pa.Table
+    rows_read: int = 0  # rows read from the warehouse to make the slice (all of them, or the changed tails')
+
+
+def full_rows(served: pa.Table, kept: KeptColumns, schema: pa.Schema) -> pa.Table:
+    """A snapshot's rows with what it kept of them, as ``schema`` (each column from the kept ones or the served
+    table, compacted columns decoded)."""
+    kept_names = set(kept.table.column_names)
+    return pa.Table.from_arrays([decoded((kept.table if name in kept_names else served).column(name))
+                                 for name in schema.names], schema=schema)
+
+
+def split_kept(rows: pa.Table, names: tuple[str, ...], rows_read: int) -> tuple[pa.Table, KeptColumns]:
+    """``rows`` (in the snapshot's order) without the columns ``names``, and those kept (strings stored once per
+    value: few datasets, many rows)."""
+    return rows.drop_columns(list(names)), KeptColumns(encode_repeated(rows.select(list(names)), names), rows_read)
 
 
 def position_sql(key: str) -> str:

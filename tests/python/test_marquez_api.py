@@ -627,7 +627,7 @@ def test_a_refresh_extends_the_kept_inputs_and_outputs(versioned, spark):
     assert 0 < extended.kept_run_io.rows_read < full.kept_run_io.rows_read  # the changed tails, not all again
     assert extended.run_io is not None and full.run_io is not None
     assert extended.run_io.table.to_pylist() == full.run_io.table.to_pylist()
-    assert extended.kept_run_io.positions.to_pylist() == full.kept_run_io.positions.to_pylist()
+    assert extended.kept_run_io.table.to_pylist() == full.kept_run_io.table.to_pylist()
     lineage = versioned.settings.schema("lineage")
     view = spark.sql(f"""
         select m.run_uuid, 'input' as io_type, d.namespace_name, d.name, m.dataset_version_uuid
@@ -651,7 +651,7 @@ def test_a_refresh_extends_the_kept_dataset_versions(versioned, spark):
     assert 0 < extended.kept_versions.rows_read < full.kept_versions.rows_read  # the changed tails only
     assert extended.versions is not None and full.versions is not None
     assert extended.versions.table.to_pylist() == full.versions.table.to_pylist()
-    assert extended.kept_versions.positions.equals(full.kept_versions.positions)
+    assert extended.kept_versions.table.equals(full.kept_versions.table)
     served = ["dataset_uuid", "version", "created_at", "dataset_schema_version_uuid", "run_uuid",
               "is_current_version"]
     view = spark.table(versioned.settings.table("lineage", "dataset_versions")).selectExpr(
