@@ -13,6 +13,9 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.compute as pc
 
+# Every timestamp the snapshot serves: microseconds in UTC, as Spark hands them to Arrow.
+TIMESTAMP = pa.timestamp("us", tz="UTC")
+
 
 def _array(column: pa.Array | pa.ChunkedArray) -> pa.Array:
     return column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column

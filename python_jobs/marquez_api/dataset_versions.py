@@ -19,10 +19,12 @@ A Spark test compares the rows with the ``dataset_versions`` view.
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import SparkSession
 
+from python_jobs.marquez_api.columns import TIMESTAMP
 from python_jobs.marquez_api.tails import (
     POSITION,
     POSITION_FIELDS,
@@ -35,7 +37,6 @@ from python_jobs.marquez_api.tails import (
 )
 from python_jobs.settings import Settings
 
-TIMESTAMP = pa.timestamp("us", tz="UTC")
 # What the read API serves of each version, then what places it on its dataset's timeline.
 VERSION_SCHEMA = pa.schema([
     pa.field("dataset_uuid", pa.string()),
@@ -69,9 +70,11 @@ def with_current_flags(rows: pa.Table) -> pa.Table:
 
 
 def _scattered(values: pa.Array, positions: pa.Array) -> pa.Array:
-    """``values`` placed at ``positions`` (``result[positions[i]] = values[i]``): the inverse of a take."""
-    inverse = pc.sort_indices(positions)
-    return values.take(inverse)
+    """``values`` placed at ``positions`` (``result[positions[i]] = values[i]``): the inverse of a take, in
+    one linear pass rather than a second sort."""
+    placed = np.empty(len(values), dtype=values.type.to_pandas_dtype())
+    placed[positions.to_numpy(zero_copy_only=False)] = values.to_numpy(zero_copy_only=False)
+    return pa.array(placed, type=values.type)
 
 
 def with_pointers(rows: pa.Table, pointers: pa.Table) -> pa.Table:
@@ -85,16 +88,20 @@ def with_pointers(rows: pa.Table, pointers: pa.Table) -> pa.Table:
                            "dataset_schema_version_uuid", column)
 
 
+def _having_pointers(newer: pa.Table, pointers: pa.Table) -> pa.Table:
+    """The new versions that have a pointer; one without is left out, as the view's inner join does."""
+    return newer.filter(pc.is_in(newer.column("version"), value_set=pointers.column("version").combine_chunks()))
+
+
 def with_own_pointers(newer: pa.Table, pointers: pa.Table) -> pa.Table:
     """The new versions with their pointers; a version without one is left out, as the view's inner join does."""
-    pointed = with_pointers(newer, pointers)
-    return pointed.filter(pc.is_in(pointed.column("version"), value_set=pointers.column("version").combine_chunks()))
+    return with_pointers(_having_pointers(newer, pointers), pointers)
 
 
 def merged(kept: pa.Table, changes: TimelineChanges, newer: pa.Table, pointers: pa.Table) -> pa.Table:
     """The kept versions before their dataset's tail start, then the ``newer`` ones (the live versions of the
     builds whose tails those are), each with its pointer from ``pointers`` (every version's current one)."""
-    rows = pa.concat_tables([before_tails(kept, changes), with_own_pointers(newer, pointers)])
+    rows = pa.concat_tables([before_tails(kept, changes), _having_pointers(newer, pointers)])
     return with_current_flags(with_pointers(rows, pointers).combine_chunks())
 
 

@@ -22,6 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import SparkSession
 
+from python_jobs.marquez_api.columns import TIMESTAMP
 from python_jobs.marquez_api.watermarks import Watermark, can_extend, table_files
 from python_jobs.settings import Settings
 
@@ -64,7 +65,7 @@ class RunDetails:
 def empty_keyed(facet: DetailFacet) -> pa.Table:
     """The shape ``read_latest`` returns: ``run_id``, the values, ``won_at``."""
     return pa.schema([pa.field("run_id", pa.string())] + [pa.field(c, pa.string()) for c in facet.columns()]
-                     + [pa.field(WON_AT, pa.timestamp("us", tz="UTC"))]).empty_table()
+                     + [pa.field(WON_AT, TIMESTAMP)]).empty_table()
 
 
 def aligned(run_uuids: pa.Array, keyed: pa.Table) -> pa.Table:

@@ -23,11 +23,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import SparkSession
 
-from python_jobs.marquez_api.columns import decoded
+from python_jobs.marquez_api.columns import TIMESTAMP, decoded
 from python_jobs.marquez_api.watermarks import Watermark, can_extend, property_mark, table_files
 from python_jobs.settings import Settings
 
-TIMESTAMP = pa.timestamp("us", tz="UTC")
 # What the read API takes from each run, then the key its current state won with (null: only OTHER rows).
 SUMMARY_SCHEMA = pa.schema([
     pa.field("uuid", pa.string()),

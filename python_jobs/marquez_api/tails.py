@@ -22,11 +22,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import SparkSession
 
-from python_jobs.marquez_api.columns import decoded, encode_repeated
+from python_jobs.marquez_api.columns import TIMESTAMP, decoded, encode_repeated
 from python_jobs.marquez_api.watermarks import Watermark, can_extend, least_mark, table_files
 from python_jobs.settings import Settings
 
-TIMESTAMP = pa.timestamp("us", tz="UTC")
 # A row's position on its dataset's timeline, as the kept rows hold it.
 POSITION_FIELDS = [pa.field("key_at", TIMESTAMP), pa.field("key_seq", pa.int64()), pa.field("key_kind", pa.int8())]
 POSITION = tuple(f.name for f in POSITION_FIELDS)
