@@ -49,6 +49,7 @@ from python_jobs.marquez_api.sources import sightings, with_put_sources
 from python_jobs.marquez_api.sources import sources as sources_of
 from python_jobs.marquez_api.stats import StatsError, event_counts, intervals, running_counts
 from python_jobs.marquez_api.versions_api import VersionedReads
+from python_jobs.marquez_api.warehouse_listing import SETTLE_SECONDS
 from python_jobs.settings import Settings
 
 DEFAULT_DEPTH = 20
@@ -154,18 +155,21 @@ class MarquezReadApi(VersionedReads):
         self.curation_lock = threading.Lock()
         # The last refresh's seconds per part (snapshot.py's parts, then the writes): serve logs them.
         self.refresh_seconds: dict[str, float] = {}
+        # How old the newest file must be before a refresh that finds the same files keeps the snapshot.
+        self.settle_seconds = SETTLE_SECONDS
         if load:
             self.refresh()
 
     # -- state ---------------------------------------------------------------------------------
 
     def refresh(self, absorbed: bool = False) -> None:
-        """Reload from the warehouse (the runs' facet details only past the previous snapshot's mark);
+        """Reload from the warehouse (the slices kept between refreshes only past the previous snapshot's marks;
+        nothing when no file changed since it was loaded: warehouse_listing.py);
         requests keep reading the previous snapshot until the new one is complete, then switch in one
         assignment. ``absorbed``: the build round since ``live.begin_round()`` succeeded, so its events
         leave the live overlay."""
         with self._refresh_lock:
-            base = load_snapshot(self.spark, self.settings, previous=self._base)
+            base = load_snapshot(self.spark, self.settings, previous=self._base, settle_seconds=self.settle_seconds)
             laps = Laps(dict(base.load_seconds))
             with self.curation_lock:
                 with self._spark_lock:

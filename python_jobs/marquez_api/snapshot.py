@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -35,6 +35,7 @@ from python_jobs.marquez_api.slices import Slices, nulls_last, runs_of, slices_b
 from python_jobs.marquez_api.symlinks import merged_aliases, symlink_targets
 from python_jobs.marquez_api.tails import KeptColumns, split_kept, timeline_changes
 from python_jobs.marquez_api.version_loading import VersionState, columnar_version_state
+from python_jobs.marquez_api.warehouse_listing import SETTLE_SECONDS, WarehouseListing, list_warehouse
 from python_jobs.marquez_api.watermarks import Watermark
 from python_jobs.settings import Settings
 
@@ -92,6 +93,8 @@ class Snapshot:
     kept_run_io: KeptColumns | None = None
     kept_versions: KeptColumns | None = None
     timeline_watermark: Watermark | None = None
+    # The files of the layers it was loaded from, listed before it was (None: its tables did not all exist).
+    inputs: WarehouseListing | None = None
     # Seconds each part of the load took, in load order: where a refresh's time goes as history grows.
     load_seconds: dict[str, float] = field(default_factory=dict)
 
@@ -143,15 +146,23 @@ def missing_tables(spark: SparkSession, settings: Settings) -> list[str]:
     return [name for name in names if not spark.catalog.tableExists(name)]
 
 
-def load_snapshot(spark: SparkSession, settings: Settings, previous: Snapshot | None = None) -> Snapshot:
+def load_snapshot(spark: SparkSession, settings: Settings, previous: Snapshot | None = None,
+                  settle_seconds: float = SETTLE_SECONDS) -> Snapshot:
     """The whole snapshot; an empty one while the warehouse has not been built yet. ``previous``: the snapshot
-    this one replaces, whose runs and run details it extends rather than reads again."""
-    lineage = settings.schema("lineage")
-    raw = settings.table("raw", "lineage_events")
+    this one replaces, whose runs and run details it extends rather than reads again, and which it is when
+    no file of the warehouse changed since it was loaded (warehouse_listing.py)."""
     snap = Snapshot(loaded_at=iso(datetime.now(UTC)) or "")
     laps = Laps(snap.load_seconds)
+    inputs = list_warehouse(spark, settings)
+    if previous is not None and inputs.unchanged_since(previous.inputs, settle_seconds):
+        laps.lap("unchanged warehouse")
+        return replace(previous, load_seconds=snap.load_seconds)
+    laps.lap("warehouse listing")
+    lineage = settings.schema("lineage")
+    raw = settings.table("raw", "lineage_events")
     if missing_tables(spark, settings):
         return snap
+    snap.inputs = inputs
 
     for row in spark.sql(f"select name, created_at from {lineage}.namespaces order by name").collect():
         snap.namespaces.append({"name": row.name, "createdAt": iso(row.created_at)})

@@ -10,6 +10,7 @@ The server is the app `python -m python_jobs serve --read-api` runs: the collect
 from __future__ import annotations
 
 import json
+import math
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -231,19 +232,40 @@ def test_dataset_column_lineage_and_tags(client):
     assert client.list_tags() == {"tags": []}  # the corpus has no tags facet (see test_tags_from_facets)
 
 
-def test_a_refresh_says_where_its_time_went(api):
+def test_a_refresh_says_where_its_time_went(api, monkeypatch):
     """Every part of the load is timed (serve prints the slowest after each build round), the API's writes last."""
+    monkeypatch.setattr(api, "settle_seconds", math.inf)  # never keep the snapshot: this test times a load
     lines: list[str] = []
     api.refresh_after_round(False, log=lines.append)
     parts = api.refresh_seconds
     assert lines == [f"[read API] refreshed in {describe_laps(parts)}"]
     assert list(parts) == [
-        "namespaces and schemas", "runs", "runs' inputs and outputs", "dataset versions",
+        "warehouse listing", "namespaces and schemas", "runs", "runs' inputs and outputs", "dataset versions",
         "datasets and their facets", "latest runs' facets", "jobs and their facets", "run details", "job versions",
         "graph and symlinks", "column lineage", "events", "the API's writes laid over it",
     ]
     assert all(seconds >= 0 for seconds in parts.values()) and sum(parts.values()) > 0
     assert describe_laps({"a": 1.0, "b": 3.0, "c": 0.5, "d": 2.0, "e": 0.2}, parts=3) == "6.7 s (b 3.0, d 2.0, a 1.0)"
+
+
+def test_a_refresh_keeps_the_snapshot_while_no_file_changed(api, spark, monkeypatch):
+    """A refresh that lists the same files as the previous load keeps its snapshot (the API's writes are laid
+    over it again); a table written in any layer the snapshot reads makes the next refresh load again."""
+    monkeypatch.setattr(api, "settle_seconds", 0.0)  # no write is in flight in this test
+    api.refresh()
+    loaded = api._base
+    api.refresh()
+    assert list(api.refresh_seconds) == ["unchanged warehouse", "the API's writes laid over it"]
+    assert api._base.runs is loaded.runs and api._base.inputs == loaded.inputs
+    probe = api.settings.table("staging", "listing_probe")
+    spark.sql(f"create table {probe} using parquet as select 1 as one")
+    try:
+        api.refresh()
+        assert next(iter(api.refresh_seconds)) == "warehouse listing"
+        assert api._base.inputs is not None and api._base.inputs != loaded.inputs
+        assert api._base.runs is not loaded.runs and api._base.runs.table.to_pylist() == loaded.runs.table.to_pylist()
+    finally:
+        spark.sql(f"drop table {probe}")
 
 
 def test_stats_in_marquezs_shape(api, base_url):
