@@ -18,7 +18,6 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import SparkSession
-from pyspark.sql import functions as F
 
 from python_jobs.marquez_api.columns import as_references, encode_repeated, single_chunk
 from python_jobs.marquez_api.curation import CuratedView
@@ -27,6 +26,7 @@ from python_jobs.marquez_api.dataset_versions import load_versions
 from python_jobs.marquez_api.graph import LineageGraph, dataset_node_id, job_node_id
 from python_jobs.marquez_api.job_versions import add_version_edges
 from python_jobs.marquez_api.key_index import RowIndex
+from python_jobs.marquez_api.latest_run_facets import LatestRunFacets, load_latest_run_facets
 from python_jobs.marquez_api.run_details import RunDetails, load_run_details
 from python_jobs.marquez_api.run_io import KEPT as RUN_IO_KEPT
 from python_jobs.marquez_api.run_io import load_run_io
@@ -73,7 +73,7 @@ class Snapshot:
     events: pa.Table | None = None
     # Per job: the newest ``updated_at`` of its runs; the current facets of its latest run.
     job_updated_at: dict[str, datetime] = field(default_factory=dict)
-    latest_run_facet_text: dict[str, str] = field(default_factory=dict)
+    latest_facets: LatestRunFacets = field(default_factory=LatestRunFacets)  # kept between refreshes
     loaded_at: str = ""
     parsed_facets: dict[str, dict[str, Any]] = field(default_factory=dict)
     sources: list[dict[str, Any]] | None = None  # Marquez's sources, computed on first use
@@ -236,7 +236,7 @@ def load_snapshot(spark: SparkSession, settings: Settings, previous: Snapshot | 
         snap.graph.add_node(dataset_node_id(row.namespace_name, row.name))
     laps.lap("datasets and their facets")
 
-    _load_latest_runs(spark, lineage, snap)
+    _load_latest_runs(spark, settings, snap, previous)
     laps.lap("latest runs' facets")
 
     job_facets = {r.job_uuid: r.facets for r in spark.sql(
@@ -328,7 +328,7 @@ def _load_versions(snap: Snapshot) -> VersionState:
     return columnar_version_state(jobs, snap.runs, snap.run_io, snap.run_index, snap.run_details)
 
 
-def _load_latest_runs(spark: SparkSession, lineage: str, snap: Snapshot) -> None:
+def _load_latest_runs(spark: SparkSession, settings: Settings, snap: Snapshot, previous: Snapshot | None) -> None:
     """Each job's newest run update, and the current facets of its latest run (the first of its slice)."""
     runs = snap.runs
     if runs is None or not runs.ranges:
@@ -338,12 +338,8 @@ def _load_latest_runs(spark: SparkSession, lineage: str, snap: Snapshot) -> None
                                    newest.column("updated_at_max").to_pylist(), strict=True))
     uuids = runs.table.column("uuid")
     latest = [uuids[start].as_py() for start, _ in runs.ranges.values()]
-    table = f"{lineage}.current_run_facets"
-    if not spark.catalog.tableExists(table):
-        return
-    # An IN of values (not SQL text): the table is bucketed by run_id, so only the buckets read.
-    for row in spark.table(table).where(F.col("run_id").isin(latest)).select("run_id", "facets").collect():
-        snap.latest_run_facet_text[row.run_id] = row.facets or ""
+    snap.latest_facets = load_latest_run_facets(spark, settings, latest,
+                                                previous.latest_facets if previous is not None else None)
 
 
 def _schema_fields(spark: SparkSession, lineage: str) -> dict[str, list[dict[str, Any]]]:
@@ -414,7 +410,7 @@ def latest_run_facets(snap: Snapshot, run_uuid: str) -> dict[str, Any]:
     """The current facets of a job's latest run (loaded with the snapshot)."""
     key = f"run:{run_uuid}"
     if key not in snap.parsed_facets:
-        snap.parsed_facets[key] = _facets(snap.latest_run_facet_text.get(run_uuid))
+        snap.parsed_facets[key] = _facets(snap.latest_facets.text.get(run_uuid))
     return snap.parsed_facets[key]
 
 

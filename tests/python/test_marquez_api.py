@@ -619,6 +619,17 @@ def test_a_refresh_extends_the_kept_run_details(versioned, spark):
     assert (nominal["v0"], nominal["v1"]) == ("2026-02-02T00:00:00Z", "2026-02-02T00:30:00Z")
 
 
+def test_a_refresh_reads_again_only_the_latest_runs_whose_facets_changed(versioned, spark):
+    """``versioned``'s refresh kept the latest runs' facets and read only the runs with winner rows published
+    since, or new to it (latest_run_facets.py): the same facets as a fresh load."""
+    extended = versioned._base.latest_facets
+    full = load_snapshot(spark, versioned.settings).latest_facets
+    assert extended.watermark.through == full.watermark.through
+    assert 0 < extended.runs_read < full.runs_read == len(full.text)
+    assert extended.text == full.text
+    assert json.loads(extended.text[MIX_RUNS[1]])["nominalTime"]["nominalStartTime"] == "2026-02-02T00:00:00Z"
+
+
 def test_a_refresh_extends_the_kept_runs(versioned, spark):
     """``versioned``'s refresh aggregated only the run events past the previous snapshot's mark
     (run_summaries.py) and combined them with its kept runs: the same runs as a fresh load, and as the
