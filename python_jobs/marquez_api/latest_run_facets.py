@@ -1,9 +1,9 @@
 """The current facets of each job's latest run (Marquez shows them with the job), kept between refreshes.
 
 They come from the ``current_run_facets`` view: per run and facet name, the winning row of
-``facet_winners_run`` through the facet commit mark (``facet_publications``), with its body. Reading them for
-every job's latest run costs a join of the winners with the bodies for tens of thousands of runs (about 2.5 s of
-a refresh at 1M events), though a build changes few of them.
+``facet_winners_run`` through the facet commit mark (``facet_publications``), with its body. There is one
+latest run per job (200,000 jobs at large Marquez deployments), and a build changes only those of the jobs that
+ran since: reading them all on every refresh names every job's run in the query.
 
 A run's current facets change only when a winner row of that run is published, and every such row's
 ``last_ingest_seq`` is past the mark the kept facets were read through (it is the run's newest event's). So
