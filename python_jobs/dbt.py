@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from python_jobs.dbt_parsed_projects import PARSED_PROJECTS, PARSING_COMMANDS, command_name, parse_key
 from python_jobs.errors import UserFacingError
 from python_jobs.settings import PROJECT_DIR, Settings
 
@@ -29,11 +30,13 @@ def target_dir(settings: Settings) -> Path:
     return Path(os.environ.get("DBT_TARGET_PATH", settings.project_dir / "target"))
 
 
+def dbt_vars(settings: Settings, extra_vars: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"schema_prefix": settings.schema_prefix, **(extra_vars or {})}
+
+
 def dbt_args(
     settings: Settings, command: Sequence[str], extra_vars: dict[str, Any] | None = None
 ) -> list[str]:
-    dbt_vars: dict[str, Any] = {"schema_prefix": settings.schema_prefix}
-    dbt_vars.update(extra_vars or {})
     return [
         *command,
         "--project-dir",
@@ -43,7 +46,7 @@ def dbt_args(
         "--target",
         settings.target,
         "--vars",
-        json.dumps(dbt_vars),
+        json.dumps(dbt_vars(settings, extra_vars)),
     ]
 
 
@@ -67,15 +70,35 @@ def run_dbt(
     check: bool = True,
     callbacks: Sequence[Callable[[Any], None]] = (),
 ) -> DbtOutcome:
-    """``callbacks`` receive every dbt event (``EventMsg``), e.g. to count finished nodes."""
+    """``callbacks`` receive every dbt event (``EventMsg``), e.g. to count finished nodes. The project is parsed
+    once per parse inputs and kept for the process's later commands (``dbt_parsed_projects``)."""
     from dbt.cli.main import dbtRunner  # about 4 s to import: only when a dbt command runs, not on every CLI start
 
-    res = dbtRunner(callbacks=list(callbacks)).invoke(dbt_args(settings, command, extra_vars))
+    key = parse_key(settings.project_dir, PROJECT_DIR, settings.target, dbt_vars(settings, extra_vars), os.environ)
+    manifest = None if command_name(command) in PARSING_COMMANDS else parsed_project(settings, extra_vars, key)
+    res = dbtRunner(manifest=manifest, callbacks=list(callbacks)).invoke(dbt_args(settings, command, extra_vars))
+    if command_name(command) == "parse" and res.success:
+        PARSED_PROJECTS.put(key, res.result)
     outcome = DbtOutcome(success=bool(res.success), result=res.result, failures=_failures(res.result))
     if check and not outcome.success:
         detail = "\n".join(outcome.failures) or str(res.exception or "see the dbt log above")
         raise DbtCommandError(f"dbt {' '.join(command)} failed:\n{detail}")
     return outcome
+
+
+def parsed_project(settings: Settings, extra_vars: dict[str, Any] | None, key: str) -> Any | None:
+    """The kept parsed project for ``key``, or a new parse of it; None when the parse fails (the command then
+    parses on its own and reports the project's error as usual)."""
+    from dbt.cli.main import dbtRunner  # as in run_dbt: imported when a dbt command runs
+
+    manifest = PARSED_PROJECTS.get(key)
+    if manifest is None:
+        parsed = dbtRunner().invoke(dbt_args(settings, ["parse"], extra_vars))
+        if not parsed.success:
+            return None
+        manifest = parsed.result
+        PARSED_PROJECTS.put(key, manifest)
+    return manifest
 
 
 def load_manifest(settings: Settings) -> dict[str, Any]:
