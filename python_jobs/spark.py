@@ -11,11 +11,12 @@ metastore is opened at once, so a failure to open it is reported in one line too
 
 from __future__ import annotations
 
+import functools
 import os
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import jinja2
 import yaml
@@ -26,6 +27,29 @@ from python_jobs.metastore import Metastore, claim, explain_open_failure
 from python_jobs.settings import PROJECT_DIR, Settings
 
 PROFILE_NAME = "lineage_warehouse"
+Built = TypeVar("Built")
+
+
+def built_once_per_jvm(builder: Callable[[], Built]) -> Callable[[], Built]:
+    """``builder``'s result (Spark ``Column`` expressions), built once per JVM and then reused.
+
+    A Column names its inputs and belongs to no DataFrame or session, so one built expression serves every
+    query of the process. Building one is a py4j call per function in it, and the ingest's checks are hundreds
+    of functions: about 1.2 s each time, paid twice per ingest, against nothing when kept. A new JVM (a
+    restarted gateway) builds them again."""
+    kept: dict[int, Built] = {}
+
+    @functools.wraps(builder)
+    def kept_or_built() -> Built:
+        from pyspark import SparkContext
+
+        jvm_key = id(SparkContext._gateway)
+        if jvm_key not in kept:
+            kept.clear()
+            kept[jvm_key] = builder()
+        return kept[jvm_key]
+
+    return kept_or_built
 
 
 def _env_var(name: str, default: str | None = None) -> str:

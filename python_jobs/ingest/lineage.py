@@ -78,7 +78,7 @@ from python_jobs.keys import name_uuid
 from python_jobs.lineage import event_parsing as ep
 from python_jobs.lineage.files import InputFile, discover
 from python_jobs.settings import Settings
-from python_jobs.spark import ensure_schemas
+from python_jobs.spark import built_once_per_jvm, ensure_schemas
 
 RAW_TABLE = ("raw", "lineage_events")
 REJECTED_TABLE = ("audit", "lineage_events_rejected")
@@ -278,32 +278,54 @@ def frame_records(spark: SparkSession, files: Sequence[InputFile]) -> DataFrame:
 PLACEMENT_COLUMNS = ("file_uri", "block_start", "row_id")
 
 
+@dataclass(frozen=True)
+class RecordChecks:
+    """The expressions of ``check_records`` and ``parse_records``, built once per JVM (``built_once_per_jvm``):
+    they only name columns, and building them costs more than the small batches they check."""
+    text_parse: Column
+    needs_typed: Column
+    typed_parse: Column
+    trailing: Column
+    checked_fields: tuple[Column, ...]
+    reference_checks: tuple[Column, ...]
+    kind: Column
+    contract: tuple[Column, ...]
+    reason: Column
+
+
+@built_once_per_jvm
+def record_checks() -> RecordChecks:
+    p = F.col("p")
+    # ``pv`` is non-null exactly where the flag is set (a record whose text parse is null is not flagged).
+    needs_typed = ~F.col("is_blank") & p.isNotNull() & ep.needs_typed_parse(p)
+    return RecordChecks(
+        text_parse=F.when(~F.col("is_blank"), ep.parse_event_text(F.col("record_text"))).alias("p"),
+        needs_typed=needs_typed,
+        typed_parse=F.when(needs_typed, ep.parse_event(F.col("record_text"))).alias("pv"),
+        trailing=F.when(p.isNotNull(), ep.has_text_after_value(F.col("record_text"))),
+        checked_fields=tuple(ep.extract_checked_fields(p, F.col("pv"), F.col("typed"))),
+        reference_checks=tuple(ep.blank_reference_checks()),
+        kind=ep.event_kind().alias("event_kind"),
+        contract=tuple(_contract_columns()),
+        reason=F.when(~F.col("is_blank"), ep.rejection_reason(F.col("event_kind"))).alias("reason"),
+    )
+
+
 def check_records(records: DataFrame, keep: Sequence[str] = PLACEMENT_COLUMNS) -> DataFrame:
     """The parsed structs ``p`` (text scalars) and ``pv`` (variant scalars, only where ``typed``:
     see ``event_parsing.needs_typed_parse``) and the columns that ``event_parsing.rejection_reason``
     reads, beside ``keep``, ``record_text`` and ``is_blank``. Each step is a stage of its own so
     that Spark evaluates each parse once per record."""
-    parsed = records.select(
-        *keep, "record_text", "is_blank",
-        F.when(~F.col("is_blank"), ep.parse_event_text(F.col("record_text"))).alias("p"),
-    )
-    # One stage for the flag and the typed parse: a stage boundary copies the wide row. ``pv`` is
-    # non-null exactly where the flag is set (a record whose text parse is null is not flagged).
-    needs_typed = ~F.col("is_blank") & F.col("p").isNotNull() & ep.needs_typed_parse(F.col("p"))
-    both = parsed.select("*", F.when(needs_typed, ep.parse_event(F.col("record_text"))).alias("pv"))
-    trailing = F.when(F.col("p").isNotNull(), ep.has_text_after_value(F.col("record_text")))
-    checked = both.select("*", F.col("pv").isNotNull().alias("typed"), trailing.alias("has_trailing_text")).select(
-        "*", *ep.extract_checked_fields(F.col("p"), F.col("pv"), F.col("typed"))
-    )
-    return checked.select("*", *ep.blank_reference_checks(), ep.event_kind().alias("event_kind"))
+    checks = record_checks()
+    parsed = records.select(*keep, "record_text", "is_blank", checks.text_parse)
+    # One stage for the flag and the typed parse: a stage boundary copies the wide row.
+    both = parsed.select("*", checks.typed_parse)
+    checked = both.select("*", F.col("pv").isNotNull().alias("typed"), checks.trailing.alias("has_trailing_text"))
+    return checked.select("*", *checks.checked_fields).select("*", *checks.reference_checks, checks.kind)
 
 
-def parse_records(records: DataFrame, keep: Sequence[str] = PLACEMENT_COLUMNS) -> DataFrame:
-    """Every contract column that the record itself determines, plus ``reason`` (null when
-    accepted), ``is_blank`` and the ``keep`` columns of ``records`` (``record_text``, ``is_blank``
-    and those); ``source_file``, ``source_line`` and ``ingest_seq`` come from ``place_records``.
-    A blank line is not parsed: it only counts as a line."""
-    checked = check_records(records, keep)
+def _contract_columns() -> list[Column]:
+    """The contract columns of ``parse_records`` that the record itself determines, read from ``check_records``."""
     p = F.col("p")
     text = lambda label: F.col(ep.text_col(label))  # noqa: E731 - a short local alias reads best here
     is_run = F.col("event_kind") == F.lit("RunEvent")
@@ -311,9 +333,9 @@ def parse_records(records: DataFrame, keep: Sequence[str] = PLACEMENT_COLUMNS) -
     dataset = F.when(typed, ep.dataset_reference(F.col("pv")["dataset"], None)).otherwise(
         ep.dataset_reference(p["dataset"], None, typed=False)
     )
-    return checked.select(
+    return [
         ep.event_id(ep.canonical_event_of(p, F.col("pv"), typed)).alias("event_id"),
-        "event_kind",
+        F.col("event_kind"),
         F.when(is_run, F.upper(text("eventType"))).alias("event_type"),
         ep.event_time_utc().alias("event_time"),
         text("eventTime").alias("event_time_raw"),
@@ -328,15 +350,21 @@ def parse_records(records: DataFrame, keep: Sequence[str] = PLACEMENT_COLUMNS) -
         text("schemaURL").alias("schema_url"),
         p["run"]["facets"].alias("run_facets"),
         p["job"]["facets"].alias("job_facets"),
-        "inputs",
-        "outputs",
+        F.col("inputs"),
+        F.col("outputs"),
         F.when(p["dataset"].isNotNull(), dataset).alias("dataset"),
         F.col("record_text").alias("event_json"),
         F.octet_length("record_text").cast("long").alias("event_bytes"),
-        *keep,
-        "is_blank",
-        F.when(~F.col("is_blank"), ep.rejection_reason(F.col("event_kind"))).alias("reason"),
-    )
+    ]
+
+
+def parse_records(records: DataFrame, keep: Sequence[str] = PLACEMENT_COLUMNS) -> DataFrame:
+    """Every contract column that the record itself determines, plus ``reason`` (null when
+    accepted), ``is_blank`` and the ``keep`` columns of ``records`` (``record_text``, ``is_blank``
+    and those); ``source_file``, ``source_line`` and ``ingest_seq`` come from ``place_records``.
+    A blank line is not parsed: it only counts as a line."""
+    checks = record_checks()
+    return check_records(records, keep).select(*checks.contract, *keep, "is_blank", checks.reason)
 
 
 # ---------------------------------------------------------------------------------------------
