@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 
 import jinja2
 import yaml
+from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
 from python_jobs.contracts import CONTRACT_FILES
@@ -41,8 +42,6 @@ def built_once_per_jvm(builder: Callable[[], Built]) -> Callable[[], Built]:
 
     @functools.wraps(builder)
     def kept_or_built() -> Built:
-        from pyspark import SparkContext
-
         jvm_key = id(SparkContext._gateway)
         if jvm_key not in kept:
             kept.clear()
