@@ -283,7 +283,6 @@ class RecordChecks:
     """The expressions of ``check_records`` and ``parse_records``, built once per JVM (``built_once_per_jvm``):
     they only name columns, and building them costs more than the small batches they check."""
     text_parse: Column
-    needs_typed: Column
     typed_parse: Column
     trailing: Column
     checked_fields: tuple[Column, ...]
@@ -300,7 +299,6 @@ def record_checks() -> RecordChecks:
     needs_typed = ~F.col("is_blank") & p.isNotNull() & ep.needs_typed_parse(p)
     return RecordChecks(
         text_parse=F.when(~F.col("is_blank"), ep.parse_event_text(F.col("record_text"))).alias("p"),
-        needs_typed=needs_typed,
         typed_parse=F.when(needs_typed, ep.parse_event(F.col("record_text"))).alias("pv"),
         trailing=F.when(p.isNotNull(), ep.has_text_after_value(F.col("record_text"))),
         checked_fields=tuple(ep.extract_checked_fields(p, F.col("pv"), F.col("typed"))),
