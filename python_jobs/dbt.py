@@ -75,9 +75,10 @@ def run_dbt(
     from dbt.cli.main import dbtRunner  # about 4 s to import: only when a dbt command runs, not on every CLI start
 
     key = parse_key(settings.project_dir, PROJECT_DIR, settings.target, dbt_vars(settings, extra_vars), os.environ)
-    manifest = None if command_name(command) in PARSING_COMMANDS else parsed_project(settings, extra_vars, key)
+    name = command_name(command)
+    manifest = None if name in PARSING_COMMANDS else parsed_project(settings, extra_vars, key)
     res = dbtRunner(manifest=manifest, callbacks=list(callbacks)).invoke(dbt_args(settings, command, extra_vars))
-    if command_name(command) == "parse" and res.success:
+    if name == "parse" and res.success:
         PARSED_PROJECTS.put(key, res.result)
     outcome = DbtOutcome(success=bool(res.success), result=res.result, failures=_failures(res.result))
     if check and not outcome.success:

@@ -29,7 +29,7 @@ from typing import Any
 import yaml
 
 # dbt's defaults for the folders it parses, where dbt_project.yml names none.
-DEFAULT_RESOURCE_PATHS = {
+DEFAULT_RESOURCE_PATHS: dict[str, list[str] | str] = {
     "model-paths": ["models"],
     "macro-paths": ["macros"],
     "seed-paths": ["seeds"],
@@ -37,6 +37,8 @@ DEFAULT_RESOURCE_PATHS = {
     "analysis-paths": ["analyses"],
     "snapshot-paths": ["snapshots"],
     "docs-paths": [],
+    # Installed packages are parsed with the project; `dbt deps` changes them without touching its files.
+    "packages-install-path": "dbt_packages",
 }
 # Files beside dbt_project.yml that dbt reads to parse.
 PROJECT_FILES = ("dbt_project.yml", "packages.yml", "dependencies.yml", "selectors.yml")
@@ -54,7 +56,8 @@ def resource_folders(project_dir: Path) -> list[Path]:
         settings = yaml.safe_load(project_file.read_text(encoding="utf-8")) or {}
     folders: list[Path] = []
     for key, default in DEFAULT_RESOURCE_PATHS.items():
-        for name in settings.get(key, default) or []:
+        names = settings.get(key, default) or []
+        for name in [names] if isinstance(names, str) else names:
             folders.append(project_dir / name)
     return folders
 

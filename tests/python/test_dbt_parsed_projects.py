@@ -46,12 +46,15 @@ def test_the_key_follows_files_vars_target_and_the_environment_they_read(tmp_pat
     (root / "python_tests").mkdir()
     (root / "python_tests" / "test_x.py").write_text("# not read by dbt")
     assert key_of(root) == with_macro
+    (root / "dbt_packages" / "utils" / "macros").mkdir(parents=True)
+    (root / "dbt_packages" / "utils" / "macros" / "u.sql").write_text("{% macro u() %}1{% endmacro %}")
+    assert key_of(root) != with_macro  # `dbt deps` installed a package
 
 
 def test_resource_folders_are_the_projects_paths_or_dbts_defaults(tmp_path):
     root = write_project(tmp_path)
     folders = {path.relative_to(root).as_posix() for path in resource_folders(root)}
-    assert {"models", "custom_macros", "seeds", "tests", "snapshots", "analyses"} == folders
+    assert {"models", "custom_macros", "seeds", "tests", "snapshots", "analyses", "dbt_packages"} == folders
     assert "macros" not in folders
 
 
