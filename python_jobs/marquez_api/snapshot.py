@@ -31,7 +31,9 @@ from python_jobs.marquez_api.run_details import RunDetails, load_run_details
 from python_jobs.marquez_api.run_io import KEPT as RUN_IO_KEPT
 from python_jobs.marquez_api.run_io import load_run_io
 from python_jobs.marquez_api.run_summaries import RunSummaries, load_run_summaries, split_state_keys
+from python_jobs.marquez_api.schema_versions import SchemaVersions, load_schema_versions
 from python_jobs.marquez_api.slices import Slices, nulls_last, runs_of, slices_by
+from python_jobs.marquez_api.stored_events import StoredEvents, load_stored_events
 from python_jobs.marquez_api.symlinks import merged_aliases, symlink_targets
 from python_jobs.marquez_api.tails import KeptColumns, split_kept, timeline_changes
 from python_jobs.marquez_api.version_loading import VersionState, columnar_version_state
@@ -62,6 +64,8 @@ class Snapshot:
     job_facet_text: dict[str, str] = field(default_factory=dict)
     schema_fields: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     schema_versions: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    # The schema versions and fields with the mark they are complete through, for the next load (schema_versions.py).
+    kept_schemas: SchemaVersions | None = None
     graph: LineageGraph = field(default_factory=LineageGraph)
     runs: Slices | None = None
     run_index: Mapping[str, tuple[str, int]] = field(default_factory=dict)
@@ -71,6 +75,8 @@ class Snapshot:
     column_lineage: dict[tuple[str, str], list[dict[str, Any]]] = field(default_factory=dict)
     column_readers: dict[tuple[str, str, str], set[tuple[str, str, str]]] = field(default_factory=dict)
     events: pa.Table | None = None
+    # The events' index with the raw files it was read from, for the next load to extend (stored_events.py).
+    stored_events: StoredEvents | None = None
     # Per job: the newest ``updated_at`` of its runs; the current facets of its latest run.
     job_updated_at: dict[str, datetime] = field(default_factory=dict)
     latest_facets: LatestRunFacets = field(default_factory=LatestRunFacets)  # kept between refreshes
@@ -118,10 +124,6 @@ def describe_laps(seconds: Mapping[str, float], parts: int = 4) -> str:
     return f"{sum(seconds.values()):.1f} s (" + ", ".join(f"{name} {value:.1f}" for name, value in slowest) + ")"
 
 
-def _table(spark: SparkSession, query: str) -> pa.Table:
-    return spark.sql(query).toArrow()
-
-
 def _facets(text: str | None) -> dict[str, Any]:
     return json.loads(text) if text else {}
 
@@ -167,13 +169,9 @@ def load_snapshot(spark: SparkSession, settings: Settings, previous: Snapshot | 
     for row in spark.sql(f"select name, created_at from {lineage}.namespaces order by name").collect():
         snap.namespaces.append({"name": row.name, "createdAt": iso(row.created_at)})
 
-    snap.schema_fields = _schema_fields(spark, lineage)
-    for row in spark.sql(
-        f"select dataset_uuid, uuid, created_at from {lineage}.dataset_schema_versions order by created_at, uuid"
-    ).collect():
-        snap.schema_versions.setdefault(row.dataset_uuid, []).append(
-            {"id": row.uuid, "createdAt": iso(row.created_at), "fields": snap.schema_fields.get(row.uuid, [])}
-        )
+    snap.kept_schemas = load_schema_versions(spark, settings, previous.kept_schemas if previous is not None else None)
+    snap.schema_fields = snap.kept_schemas.fields
+    snap.schema_versions = snap.kept_schemas.by_dataset(iso)
     laps.lap("namespaces and schemas")
 
     kept_runs = (previous.runs.table, previous.run_summaries) if (
@@ -268,10 +266,8 @@ def load_snapshot(spark: SparkSession, settings: Settings, previous: Snapshot | 
 
     _load_column_lineage(spark, lineage, snap)
     laps.lap("column lineage")
-    snap.events = encode_repeated(_table(spark, f"""
-        select event_time, ingest_seq, ingest_block, job_namespace, event_type from {raw}
-        where event_id is not null
-    """).sort_by([("event_time", "descending"), ("ingest_seq", "descending")]), ("job_namespace", "event_type"))
+    snap.stored_events = load_stored_events(spark, raw, previous.stored_events if previous is not None else None)
+    snap.events = snap.stored_events.table
     # Arrow keeps freed buffers for reuse; the sorts above left their inputs' behind.
     pa.default_memory_pool().release_unused()
     laps.lap("events")
@@ -340,20 +336,6 @@ def _load_latest_runs(spark: SparkSession, settings: Settings, snap: Snapshot, p
     latest = [uuids[start].as_py() for start, _ in runs.ranges.values()]
     snap.latest_facets = load_latest_run_facets(spark, settings, latest,
                                                 previous.latest_facets if previous is not None else None)
-
-
-def _schema_fields(spark: SparkSession, lineage: str) -> dict[str, list[dict[str, Any]]]:
-    fields: dict[str, list[dict[str, Any]]] = {}
-    for row in spark.sql(f"""
-        select m.dataset_schema_version_uuid as schema_version, f.name, f.type, f.description
-        from {lineage}.dataset_schema_versions_field_mapping as m
-        join {lineage}.dataset_fields as f on m.dataset_field_uuid = f.uuid
-        order by schema_version, f.name, f.type
-    """).collect():
-        fields.setdefault(row.schema_version, []).append(
-            {"name": row.name, "type": row.type, "tags": [], "description": row.description}
-        )
-    return fields
 
 
 def _current_versions(versions: Slices) -> dict[str, dict[str, Any]]:

@@ -41,6 +41,7 @@ from python_jobs.marquez_api.api import job_type, tag_names
 from python_jobs.marquez_api.graph import render_text
 from python_jobs.marquez_api.job_versions import job_version_id
 from python_jobs.marquez_api.legacy_routes import legacy_write_routes
+from python_jobs.marquez_api.run_details import LOCATION, BodyValues, publication_mark, read_past
 from python_jobs.marquez_api.server import serve_app_in_thread
 from python_jobs.marquez_api.snapshot import RUN_ORDER, describe_laps, load_snapshot, slices_by
 from python_jobs.marquez_api.sources import redacted, source_type
@@ -617,6 +618,54 @@ def test_a_refresh_extends_the_kept_run_details(versioned, spark):
     assert extended.location.equals(full.location) and extended.nominal.equals(full.nominal)
     nominal = full.nominal.to_pylist()[full.run_uuids.to_pylist().index(MIX_RUNS[1])]
     assert (nominal["v0"], nominal["v1"]) == ("2026-02-02T00:00:00Z", "2026-02-02T00:30:00Z")
+
+
+def test_a_refresh_reads_only_the_new_files_of_the_stored_events(versioned, spark):
+    """``versioned``'s refresh read the raw rows of the files its ingest added, not every stored event
+    (stored_events.py): the same index, newest first, as a fresh load."""
+    extended = versioned._base.stored_events
+    full = load_snapshot(spark, versioned.settings).stored_events
+    assert extended is not None and full is not None and extended.files == full.files
+    assert 0 < extended.rows_read < full.rows_read == full.table.num_rows
+    assert extended.table.to_pylist() == full.table.to_pylist()
+
+
+def test_a_refresh_reads_only_the_schema_versions_built_since(versioned, spark):
+    """``versioned``'s refresh read the schema versions and field mappings built past the previous snapshot's
+    mark (schema_versions.py): the same versions and fields as a fresh load."""
+    extended, full = versioned._base, load_snapshot(spark, versioned.settings)
+    assert extended.kept_schemas is not None and full.kept_schemas is not None
+    assert extended.kept_schemas.watermark.through == full.kept_schemas.watermark.through is not None
+    assert 0 < extended.kept_schemas.rows_read < full.kept_schemas.rows_read
+    assert not full.kept_schemas.incomplete and not extended.kept_schemas.incomplete
+    assert extended.schema_fields == full.schema_fields and extended.schema_versions == full.schema_versions
+    out = full.datasets[(VERSIONS_DB, "out")]
+    assert [f["name"] for f in full.schema_fields[out["schemaVersion"]]] == ["x"]
+
+
+def test_run_details_look_up_only_the_bodies_they_lack(versioned, spark):
+    """Past a mark, each winning row takes its body's values from the bodies kept, else from those stored since
+    the mark, else by hash in the store (run_details.py). ``mix`` and ``report`` share one location body,
+    stored with the first of their events: read past that event, the later rows' body is none of the new ones."""
+    settings = versioned.settings
+    lineage = settings.schema("lineage")
+    through = publication_mark(spark, lineage)
+    first = spark.sql(f"""
+        select min(ingest_seq) as seq from {lineage}.facet_refs
+        where name = 'sourceCodeLocation' and run_id = '{MIX_RUNS[0]}'
+    """).first().seq
+    assert through is not None and first is not None
+
+    rows, kept, looked_up = read_past(spark, settings, LOCATION, first, through, BodyValues())
+    runs = {row["run_id"] for row in rows.to_pylist()}
+    assert {MIX_RUNS[1], REPORT_RUN} <= runs and MIX_RUNS[0] in runs  # its COMPLETE is past its START
+    assert looked_up == 1 and {row["v0"] for row in rows.to_pylist()} == {MIX_LOCATION}
+    [body_hash] = kept.values
+    assert kept.values[body_hash] == (MIX_LOCATION,)
+
+    # A kept body is not looked up: its kept values are used as they are.
+    rows, _, looked_up = read_past(spark, settings, LOCATION, first, through, BodyValues({body_hash: ("kept",)}))
+    assert looked_up == 0 and {row["v0"] for row in rows.to_pylist()} == {"kept"}
 
 
 def test_a_refresh_reads_again_only_the_latest_runs_whose_facets_changed(versioned, spark):

@@ -9,7 +9,16 @@ from datetime import UTC, datetime, timedelta
 import pyarrow as pa
 import pytest
 
-from python_jobs.marquez_api.run_details import WON_AT, aligned, merged
+from python_jobs.marquez_api import run_details
+from python_jobs.marquez_api.run_details import (
+    NOMINAL,
+    WON_AT,
+    BodyValues,
+    aligned,
+    empty_keyed,
+    merged,
+    with_values,
+)
 
 START = datetime(2026, 3, 1, tzinfo=UTC)
 
@@ -71,3 +80,27 @@ def test_extending_at_any_mark_equals_one_read_of_everything(seed):
     kept_set = set(kept_runs.to_pylist())
     visible = [row for i, row in enumerate(rows) if i >= mark or row[0] in kept_set]
     assert result.to_pylist() == aligned(now_runs, keyed(latest_per_run(visible))).to_pylist()
+
+
+def test_each_winner_takes_its_bodys_values_and_one_without_a_body_is_dropped():
+    winners = pa.table({
+        "run_id": ["a", "b", "c"], "body_hash": ["h1", "h2", "h1"],
+        WON_AT: pa.array([START, START + timedelta(1), START + timedelta(2)], pa.timestamp("us", tz="UTC")),
+    })
+    rows = with_values(winners, NOMINAL, {"h1": ("s1", None), "h3": ("s3", "e3")})
+    assert rows.schema == empty_keyed(NOMINAL).schema
+    assert rows.to_pylist() == [
+        {"run_id": "a", "v0": "s1", "v1": None, WON_AT: START},
+        {"run_id": "c", "v0": "s1", "v1": None, WON_AT: START + timedelta(2)},
+    ]
+
+
+def test_the_kept_bodies_are_bounded_and_prefer_the_latest_winners(monkeypatch):
+    monkeypatch.setattr(run_details, "KEPT_BODIES", 3)
+    first = BodyValues().kept({"a": ("1",), "b": ("2",), "c": ("3",), "d": ("4",)}, ["a", "b", "c", "d"])
+    assert list(first.values) == ["b", "c", "d"]  # the oldest winner's body goes first
+    # A refresh whose winners reuse a kept body and bring one new: the least recent kept body goes.
+    second = first.kept({"e": ("5",)}, ["e", "b"])
+    assert second.values == {"d": ("4",), "e": ("5",), "b": ("2",)}
+    # Nothing new: the kept bodies stay as they were.
+    assert first.kept({}, []).values == first.values
