@@ -23,7 +23,6 @@ store, in its shard.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 import pyarrow as pa
@@ -31,6 +30,7 @@ import pyarrow.compute as pc
 from pyspark.sql import SparkSession
 
 from python_jobs.marquez_api.columns import TIMESTAMP
+from python_jobs.marquez_api.facet_body_lookup import bodies_by_hash, bodies_stored_between
 from python_jobs.marquez_api.watermarks import Watermark, can_extend, table_files
 from python_jobs.settings import Settings
 
@@ -59,7 +59,6 @@ WON_AT = "won_at"
 # location shared by a job's runs) needs no lookup. Nominal times are mostly one body per run, so keeping them
 # all would hold every run's body key; the bound keeps the kept bodies' memory fixed (about 10 MB per facet).
 KEPT_BODIES = 50_000
-SHA256_HEX = re.compile(r"^[0-9a-f]{64}$")
 
 
 @dataclass(frozen=True)
@@ -181,30 +180,20 @@ def read_everything(spark: SparkSession, settings: Settings, facet: DetailFacet,
 
 def read_new_bodies(spark: SparkSession, settings: Settings, facet: DetailFacet, after: int,
                     through: int) -> dict[str, tuple[str | None, ...]]:
-    """The values of every body first stored with ``after < first_ingest_seq <= through``: the store gains
-    files per build, so the bound skips the older ones by their statistics."""
-    store = settings.table("staging", "facet_body_store")
-    return _values_of(spark.sql(f"""
-        select body_hash, {_value_sql(facet, "body")} from {store}
-        where first_ingest_seq > {int(after)} and first_ingest_seq <= {int(through)}
-    """).toArrow(), facet)
+    """The values of every body first stored with ``after < first_ingest_seq <= through``
+    (facet_body_lookup.py)."""
+    return _values_of(bodies_stored_between(spark, settings, after, through)
+                      .selectExpr("body_hash", *_value_expressions(facet, "body")).toArrow(), facet)
 
 
 def read_bodies(spark: SparkSession, settings: Settings, facet: DetailFacet, hashes: list[str],
                 through: int) -> dict[str, tuple[str | None, ...]]:
     """The values of the bodies ``hashes`` (SHA-256 hex keys), wherever in the store they are: only their
     shards are read."""
-    wanted = sorted({h for h in hashes if SHA256_HEX.match(h)})
-    if not wanted:
+    rows = bodies_by_hash(spark, settings, hashes, through)
+    if rows is None:
         return {}
-    store = settings.table("staging", "facet_body_store")
-    shards = ", ".join(f"'{shard}'" for shard in sorted({h[0] for h in wanted}))
-    keys = spark.createDataFrame([(h,) for h in wanted], "body_hash string")
-    return _values_of(spark.table(store)
-                      .where(f"body_shard in ({shards}) and first_ingest_seq <= {int(through)}")
-                      .join(keys, "body_hash", "left_semi")
-                      .selectExpr("body_hash", *_value_expressions(facet, "body"))
-                      .toArrow(), facet)
+    return _values_of(rows.selectExpr("body_hash", *_value_expressions(facet, "body")).toArrow(), facet)
 
 
 def read_past(spark: SparkSession, settings: Settings, facet: DetailFacet, after: int, through: int,

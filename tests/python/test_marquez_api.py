@@ -30,6 +30,7 @@ from marquez_corpus import (  # tests/python is on sys.path
     prepare_corpus,
 )
 from openlineage.client.transport.http import HttpConfig, HttpTransport
+from pyspark.sql import functions as F
 from starlette.applications import Starlette
 
 from python_jobs import keys
@@ -40,6 +41,7 @@ from python_jobs.marquez_api import MarquezReadApi, read_routes
 from python_jobs.marquez_api.api import job_type, tag_names
 from python_jobs.marquez_api.graph import render_text
 from python_jobs.marquez_api.job_versions import job_version_id
+from python_jobs.marquez_api.latest_run_facets import json_string
 from python_jobs.marquez_api.legacy_routes import legacy_write_routes
 from python_jobs.marquez_api.run_details import LOCATION, BodyValues, publication_mark, read_past
 from python_jobs.marquez_api.server import serve_app_in_thread
@@ -675,8 +677,23 @@ def test_a_refresh_reads_again_only_the_latest_runs_whose_facets_changed(version
     full = load_snapshot(spark, versioned.settings).latest_facets
     assert extended.watermark.through == full.watermark.through
     assert 0 < extended.runs_read < full.runs_read == len(full.text)
-    assert extended.text == full.text
+    assert extended.text == full.text and extended.members == full.members and extended.bodies == full.bodies
     assert json.loads(extended.text[MIX_RUNS[1]])["nominalTime"]["nominalStartTime"] == "2026-02-02T00:00:00Z"
+    # Only the bodies neither kept nor held before were looked up in the store.
+    assert 0 < extended.bodies_read < full.bodies_read == len(full.bodies)
+    # The text is the current_run_facets view's, to the byte, for every latest run (none without facets).
+    view = {row.run_id: row.facets for row in spark.table(versioned.settings.table("lineage", "current_run_facets"))
+            .where(F.col("run_id").isin(list(full.text))).select("run_id", "facets").collect()}
+    assert {run: text for run, text in full.text.items() if text} == view
+
+
+def test_facet_names_are_escaped_as_spark_escapes_them(spark):
+    """The latest runs' facets put their object together in Python (latest_run_facets.py): a name is written
+    as the view's ``to_json`` writes it."""
+    names = ["plain", 'quo"te', "back\\slash", "tab\tnew\nline", "bell\x07 del\x7f", "ünï €", "\x1f"]
+    rows = spark.createDataFrame([(name,) for name in names], "name string").selectExpr(
+        "name", "to_json(array(name)) as written").collect()
+    assert {row.name: "[" + json_string(row.name) + "]" for row in rows} == {row.name: row.written for row in rows}
 
 
 def test_a_refresh_extends_the_kept_runs(versioned, spark):
