@@ -8,11 +8,16 @@ import re
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
+from python_jobs.dbt import run_dbt
+from python_jobs.errors import UserFacingError
+from python_jobs.ingest.lineage import ingest_lineage
 from python_jobs.lineage.event_parsing import CORRUPT_COLUMN, PARSE_OPTIONS, TEXT_PARSE_SCHEMA
 from python_jobs.settings import PROJECT_DIR
+from python_jobs.tools.bench.harness import BENCH_BUILD, drop_warehouse, reset_warehouse
 from python_jobs.tools.bench.parsers import orjson_batches
 from python_jobs.tools.bench.read_api import LATENCY_CASES
 from python_jobs.tools.bench.scale_report import (
@@ -27,6 +32,7 @@ from python_jobs.tools.bench.scale_report import (
     replace_section,
     scale_targets,
 )
+from python_jobs.tools.generate.lineage import SyntheticSpec, write_events
 
 
 def result(events: int, batch_build: float, p95: float = 10.0, **changes: object) -> ScaleResult:
@@ -181,3 +187,32 @@ def test_the_orjson_floor_parses_real_events_as_from_json_does(spark, shared_cor
     for mine, theirs in zip(by_python[:len(lines)], by_spark[:len(lines)], strict=True):
         assert _comparable(mine.asDict(recursive=True)) == _comparable(theirs.asDict(recursive=True))
     assert all(row[CORRUPT_COLUMN] is not None for row in by_python[len(lines):])
+
+
+def test_bench_refresh_on_a_kept_scale_warehouse(spark, settings, tmp_path: Path, capsys) -> None:
+    """``bench refresh`` on a tiny warehouse named as ``bench scale --keep`` names it: each batch's runs are new
+    ones, each refresh is timed with its parts and the profile is printed; without the warehouse, a clear error."""
+    from python_jobs.tools.bench.refresh import RefreshConfig, run_refresh, scale_settings
+
+    size = 1_500
+    with pytest.raises(UserFacingError, match=f"bench scale --sizes {size} --keep"):
+        scale_settings(spark, settings, size)
+    scoped = reset_warehouse(spark, settings.with_prefix(f"{settings.schema_prefix}bench_scale_{size}_"))
+    try:
+        history = tmp_path / "history.ndjson"
+        write_events(SyntheticSpec.lean(size), history)
+        ingest_lineage(spark, scoped, [history])
+        run_dbt(scoped, BENCH_BUILD)
+        runs = spark.table(scoped.table("lineage", "runs"))
+        before = runs.count()
+
+        figures = run_refresh(spark, settings, RefreshConfig(size=size, batch=40, batches=2, profile=True),
+                              tmp_path / "work")
+        assert runs.count() == before + 2 * 20  # two batches of 20 new runs (a START and a COMPLETE each)
+        assert [events for events, *_ in figures.refreshes] == [40, 40] and figures.load_seconds > 0
+        assert all(re.fullmatch(r"[\d.]+ s \((.+ [\d.]+, )*.+ [\d.]+\)", parts) for *_, parts in figures.refreshes)
+        printed = capsys.readouterr().out
+        assert "batch 2: +40 events, build " in printed and "Ordered by: cumulative time" in printed
+        assert not list((tmp_path / "work").iterdir())  # the batch files are removed
+    finally:
+        drop_warehouse(spark, scoped)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -39,6 +40,7 @@ from python_jobs.ingest.lineage import ingest_lineage
 from python_jobs.landing import LandingLayout
 from python_jobs.marquez_api import MarquezReadApi, read_routes
 from python_jobs.marquez_api.api import job_type, tag_names
+from python_jobs.marquez_api.dataset_versions import new_pointer_rows
 from python_jobs.marquez_api.graph import render_text
 from python_jobs.marquez_api.job_versions import job_version_id
 from python_jobs.marquez_api.latest_run_facets import json_string
@@ -48,6 +50,7 @@ from python_jobs.marquez_api.server import serve_app_in_thread
 from python_jobs.marquez_api.snapshot import RUN_ORDER, describe_laps, load_snapshot, slices_by
 from python_jobs.marquez_api.sources import redacted, source_type
 from python_jobs.marquez_api.stats import intervals
+from python_jobs.marquez_api.tails import TimelineChanges, timeline_changes
 from python_jobs.serve.app import CollectorConfig, create_app
 from python_jobs.serve.build_loop import run_round
 
@@ -751,6 +754,14 @@ def test_a_refresh_extends_the_kept_dataset_versions(versioned, spark):
     assert extended.versions is not None and full.versions is not None
     assert extended.versions.table.to_pylist() == full.versions.table.to_pylist()
     assert extended.kept_versions.table.equals(full.kept_versions.table)
+    # The new pointers are read without ranking every pointer of the view, and only past the mark.
+    changes = timeline_changes(spark, versioned.settings, None)
+    after = (changes.watermark.through or 1) - 1
+    newer = TimelineChanges(changes.watermark, after, changes.tails)
+    plan = new_pointer_rows(spark, versioned.settings, newer)._jdf.queryExecution().optimizedPlan().toString()
+    assert "row_number" not in plan
+    scan = r"\n[\s:]*\+- Relation \S+int_lineage_version_schema_revisions"
+    assert re.search(rf"Filter .*build_seq#\d+L > {after}\).*{scan}", plan)
     served = ["dataset_uuid", "version", "created_at", "dataset_schema_version_uuid", "run_uuid",
               "is_current_version"]
     view = spark.table(versioned.settings.table("lineage", "dataset_versions")).selectExpr(
