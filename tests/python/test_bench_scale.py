@@ -203,12 +203,14 @@ def test_bench_refresh_on_a_kept_scale_warehouse(spark, settings, tmp_path: Path
         write_events(SyntheticSpec.lean(size), history)
         ingest_lineage(spark, scoped, [history])
         run_dbt(scoped, BENCH_BUILD)
-        runs = spark.table(scoped.table("lineage", "runs"))
-        before = runs.count()
+        def runs() -> int:  # a new DataFrame each time: one keeps the files it listed first
+            return spark.table(scoped.table("lineage", "runs")).count()
+
+        before = runs()
 
         figures = run_refresh(spark, settings, RefreshConfig(size=size, batch=40, batches=2, profile=True),
                               tmp_path / "work")
-        assert runs.count() == before + 2 * 20  # two batches of 20 new runs (a START and a COMPLETE each)
+        assert runs() == before + 2 * 20  # two batches of 20 new runs (a START and a COMPLETE each)
         assert [events for events, *_ in figures.refreshes] == [40, 40] and figures.load_seconds > 0
         assert all(re.fullmatch(r"[\d.]+ s \((.+ [\d.]+, )*.+ [\d.]+\)", parts) for *_, parts in figures.refreshes)
         printed = capsys.readouterr().out
