@@ -102,12 +102,29 @@ def parsed_project(settings: Settings, extra_vars: dict[str, Any] | None, key: s
     return manifest
 
 
+def project_name(project_dir: Path) -> str | None:
+    """The ``name`` in a dbt project's ``dbt_project.yml`` (None without one)."""
+    import yaml
+
+    path = project_dir / "dbt_project.yml"
+    if not path.is_file():
+        return None
+    document = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    return document.get("name") if isinstance(document, dict) else None
+
+
 def load_manifest(settings: Settings) -> dict[str, Any]:
-    """dbt's ``manifest.json`` as the last dbt command on the project wrote it (every command does, ``parse`` too)."""
+    """dbt's ``manifest.json`` of the settings' project, as the last dbt command on it wrote it (every command
+    does, ``parse`` too). Several projects may share one target folder (``$DBT_TARGET_PATH``): when the manifest
+    there is another project's, this project is parsed again, which writes its own."""
     path = target_dir(settings) / "manifest.json"
     if not path.is_file():
         raise UserFacingError(
             f"dbt's manifest {path} is missing: it lists the project's models. Run any dbt command first, "
             "e.g. `python -m python_jobs dbt parse`."
         )
-    return json.loads(path.read_text(encoding="utf-8"))
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    if manifest.get("metadata", {}).get("project_name") != project_name(settings.project_dir):
+        run_dbt(settings, ["parse"])
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    return manifest

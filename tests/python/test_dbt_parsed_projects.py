@@ -7,8 +7,9 @@ import shutil
 from dataclasses import replace
 from pathlib import Path
 
-from python_jobs.dbt import run_dbt
+from python_jobs.dbt import load_manifest, project_name, run_dbt
 from python_jobs.dbt_parsed_projects import ParsedProjects, command_name, parse_key, resource_folders
+from python_jobs.lineage.models import core_models
 from python_jobs.settings import PROJECT_DIR
 
 ADAPTER_PROJECT = PROJECT_DIR / "tests" / "python" / "adapter_project"
@@ -109,3 +110,19 @@ def test_commands_reuse_the_parse_and_see_an_edited_model(settings, spark, tmp_p
     run_dbt(scoped, selection, extra_vars={"row_count": 3})
     assert spark.table(table).count() == 4
     assert spark.table(table).where("id = 1000").count() == 1
+
+
+def test_the_core_is_read_from_its_own_projects_manifest_after_another_project_wrote_the_shared_one(settings, spark,
+                                                                                                   tmp_path):
+    """The suite (like any user with ``$DBT_TARGET_PATH``) shares one target folder between projects: after a
+    command on another project, the manifest there is that project's, and the lineage core is not in it."""
+    project = tmp_path / "project"
+    shutil.copytree(ADAPTER_PROJECT, project)
+    other = replace(settings.with_prefix("parsed_projects_"), project_dir=project)
+    run_dbt(other, ["parse"])
+    assert project_name(project) == "adapter_plugin_check"
+    assert load_manifest(other)["metadata"]["project_name"] == "adapter_plugin_check"
+
+    core = core_models(settings)
+    assert {"int_lineage_build_tails", "int_lineage_version_revisions", "runs", "stg_lineage_events"} <= set(core)
+    assert load_manifest(settings)["metadata"]["project_name"] == project_name(PROJECT_DIR) == "lineage_warehouse"
