@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from python_jobs.dbt_parsed_projects import PARSED_PROJECTS, PARSING_COMMANDS, command_name, parse_key
 from python_jobs.errors import UserFacingError
 from python_jobs.settings import PROJECT_DIR, Settings
@@ -104,8 +106,6 @@ def parsed_project(settings: Settings, extra_vars: dict[str, Any] | None, key: s
 
 def project_name(project_dir: Path) -> str | None:
     """The ``name`` in a dbt project's ``dbt_project.yml`` (None without one)."""
-    import yaml
-
     path = project_dir / "dbt_project.yml"
     if not path.is_file():
         return None
