@@ -129,7 +129,10 @@ def run_pipeline(
     ingest_lines = ingest_inputs(spark, settings, inputs, reporter) if inputs is not None else []
     # Set without inputs too: a sample ingested by an earlier run keeps being built.
     dbt_vars = SAMPLE_DBT_VARS
-    build = ["build"] if data_tests else ["build", *WITHOUT_DATA_TESTS]
+    # With self-lineage a second build follows, over every table: the data tests run there, once, on the tables
+    # as the job leaves them (they only read, so the first build's tables are the same without them).
+    tests_now = data_tests and not self_lineage
+    build = ["build"] if tests_now else ["build", *WITHOUT_DATA_TESTS]
     results = dbt_step(settings, reporter, "dbt build", build, dbt_vars)
     if self_lineage:
         # `docs generate` rewrites run_results.json: keep the build's, and add the catalog (column types) below.
@@ -141,7 +144,12 @@ def run_pipeline(
         if self_lineage:
             keep_artifacts(target_dir(settings), artifacts_dir(settings), ("catalog.json",))
     if self_lineage:
-        ingest_lines += load_self_lineage(spark, settings, reporter, collector_url, dbt_vars)
+        lines, second_build = load_self_lineage(spark, settings, reporter, collector_url, dbt_vars, data_tests)
+        ingest_lines += lines
+        if second_build is not None:
+            results = second_build
+        elif data_tests:  # the events went to a collector: no second build here, so the tests run on their own
+            results = dict(Counter(results) + Counter(dbt_step(settings, reporter, "dbt test", ["test"], dbt_vars)))
     page = write_whole_lineage_page(spark, settings, reporter)
     with reporter.step("read the summary", "tables") as step:
         summary = collect_summary(spark, settings, docs_page, page, tuple(ingest_lines), results)
@@ -151,18 +159,21 @@ def run_pipeline(
 
 def load_self_lineage(
     spark: SparkSession, settings: Settings, reporter: Reporter, collector_url: str | None,
-    dbt_vars: dict[str, Any],
-) -> list[str]:
+    dbt_vars: dict[str, Any], data_tests: bool = True,
+) -> tuple[list[str], dict[str, int] | None]:
     """Emits the kept build's events. Events that landed here (no collector) are ingested like any
-    producer's sealed landing file, and built."""
+    producer's sealed landing file, and built, with the data tests unless ``data_tests`` is false. Returns the
+    summary lines and the second build's statuses (None when the events went to a collector: no second build)."""
     with reporter.step("self-lineage: emit this build's OpenLineage events", "events") as step:
         emitted = emit_self_lineage(settings, artifacts_dir(settings), collector_url)
         step.finish(emitted.events, f"dbt run {emitted.invocation_id} to {emitted.destination}")
+    build = ["build"] if data_tests else ["build", *WITHOUT_DATA_TESTS]
     if emitted.landed_file is None:
-        return [f"self-lineage: {emitted.events} events sent to {emitted.destination}"]
+        return [f"self-lineage: {emitted.events} events sent to {emitted.destination}"], None
     landed = ingest_sealed(spark, settings, LandingLayout(default_landing_root(settings.lineage_home)))
-    dbt_step(settings, reporter, "dbt build (self-lineage)", ["build"], dbt_vars)
-    return [f"self-lineage: {landed.report.summary()}" if landed.report else "self-lineage: nothing landed"]
+    results = dbt_step(settings, reporter, "dbt build (self-lineage)", build, dbt_vars)
+    line = f"self-lineage: {landed.report.summary()}" if landed.report else "self-lineage: nothing landed"
+    return [line], results
 
 
 def write_whole_lineage_page(spark: SparkSession, settings: Settings, reporter: Reporter) -> Path:
