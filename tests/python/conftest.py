@@ -41,12 +41,6 @@ os.environ["LINEAGE_WHOLE_STAGE_CODEGEN"] = "false"
 # against 135 s with Spark's default, one run each on an idle machine. The cluster test runs its warehouse with code
 # generation on, as users do, and compares it with the one built here.
 os.environ.setdefault("LINEAGE_EXPRESSION_CODEGEN", "NO_CODEGEN")
-# The JVMs' own choice for the same reason (profiles.yml's LINEAGE_JVM_OPTIONS; the processes the tests start
-# inherit it): Spark's code is large and the suite's queries are small, so the C2 compiler kept compiling for as
-# long as a worker ran (a third of its JVM's CPU 43 minutes in), and G1's concurrent threads took a tenth more.
-# C1 alone and the parallel collector: test_marquez_writes.py used 183 JVM CPU s against 250 with Java's
-# defaults, one idle run each. Users' JVMs keep the defaults, which pay off on real volumes.
-os.environ.setdefault("LINEAGE_JVM_OPTIONS", "-XX:TieredStopAtLevel=1 -XX:+UseParallelGC")
 os.environ["DBT_TARGET_PATH"] = str(_TEST_HOME / "dbt-target")
 os.environ["DBT_LOG_PATH"] = str(_TEST_HOME / "dbt-logs")
 os.environ["DBT_SEND_ANONYMOUS_USAGE_STATS"] = "false"
