@@ -110,6 +110,10 @@ def dbt_step(settings: Settings, reporter: Reporter, title: str, command: list[s
 WITHOUT_DATA_TESTS = ("--exclude-resource-type", "test", "unit_test")
 
 
+def build_command(data_tests: bool) -> list[str]:
+    return ["build"] if data_tests else ["build", *WITHOUT_DATA_TESTS]
+
+
 def run_pipeline(
     spark: SparkSession,
     settings: Settings,
@@ -131,9 +135,7 @@ def run_pipeline(
     dbt_vars = SAMPLE_DBT_VARS
     # With self-lineage a second build follows, over every table: the data tests run there, once, on the tables
     # as the job leaves them (they only read, so the first build's tables are the same without them).
-    tests_now = data_tests and not self_lineage
-    build = ["build"] if tests_now else ["build", *WITHOUT_DATA_TESTS]
-    results = dbt_step(settings, reporter, "dbt build", build, dbt_vars)
+    results = dbt_step(settings, reporter, "dbt build", build_command(data_tests and not self_lineage), dbt_vars)
     if self_lineage:
         # `docs generate` rewrites run_results.json: keep the build's, and add the catalog (column types) below.
         keep_artifacts(target_dir(settings), artifacts_dir(settings))
@@ -167,11 +169,10 @@ def load_self_lineage(
     with reporter.step("self-lineage: emit this build's OpenLineage events", "events") as step:
         emitted = emit_self_lineage(settings, artifacts_dir(settings), collector_url)
         step.finish(emitted.events, f"dbt run {emitted.invocation_id} to {emitted.destination}")
-    build = ["build"] if data_tests else ["build", *WITHOUT_DATA_TESTS]
     if emitted.landed_file is None:
         return [f"self-lineage: {emitted.events} events sent to {emitted.destination}"], None
     landed = ingest_sealed(spark, settings, LandingLayout(default_landing_root(settings.lineage_home)))
-    results = dbt_step(settings, reporter, "dbt build (self-lineage)", build, dbt_vars)
+    results = dbt_step(settings, reporter, "dbt build (self-lineage)", build_command(data_tests), dbt_vars)
     line = f"self-lineage: {landed.report.summary()}" if landed.report else "self-lineage: nothing landed"
     return [line], results
 
