@@ -25,12 +25,26 @@
     and {{ alias }}.ingest_block <= {{ input_window_high() }} div {{ rows }}
 {%- endmacro %}
 
-{#- The body hashes this model's table already holds (rows matching `condition`); none on a first build. -#}
-{% macro facet_stored_hashes(condition='true') -%}
+{#
+  Of the body hashes `batch` names (a relation with a distinct `body_hash` column, derived from
+  the window's rows; none: every hash), those this model's table already holds (its rows matching
+  `condition`); none on a first build. A semi join with the batch on the stored side, so that a
+  join of the batch with its result reads no more than the batch's matches: joined with the batch
+  directly, the stored hashes (one per body in the whole history) are shuffled whole on every
+  build. While the window is bounded, the batch is broadcast and the stored hashes only scanned.
+#}
+{% macro facet_stored_hashes(batch, condition='true') -%}
     {%- if appends_to_existing() -%}
-        select body_hash
-        from {{ this }}
+        select {% if batch %}{{ lineage_broadcast_new(input_window_planned(), batch) }} {% endif %}stored.body_hash
+        from {{ this }} as stored
+        {%- if batch %}
+        left semi join {{ batch }}
+            on stored.body_hash = {{ batch }}.body_hash
+        {%- endif %}
         where {{ condition }}
+    {%- elif batch -%}
+        select body_hash from {{ batch }}
+        where false
     {%- else -%}
         select cast(null as string) as body_hash
         where false

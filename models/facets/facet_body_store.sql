@@ -21,8 +21,13 @@ candidate_rows as (
     where stores_body and {{ in_input_window() }}
 ),
 
+batch_hashes as (
+    select distinct body_hash
+    from candidate_rows
+),
+
 stored_bodies as (
-    {{ facet_stored_hashes() }}
+    {{ facet_stored_hashes('batch_hashes') }}
 ),
 
 candidate_texts as (

@@ -63,8 +63,10 @@ classified_entries as (
             and lower(checked_entries.facet_name) = classification.facet_name_lower
 ),
 
+-- Every stored hash, shuffled whole to meet the batch: a semi join with the batch's hashes would
+-- parse the batch's facets twice, as Spark inlines a CTE at each reference.
 stored_hashes as (
-    {{ facet_stored_hashes('stores_body') }}
+    {{ facet_stored_hashes(none, 'stored.stores_body') }}
 ),
 
 ranked_entries as (

@@ -92,3 +92,8 @@ left join keyed_schemas
         hashed_references.namespace_name = keyed_schemas.namespace_name
         and hashed_references.dataset_name = keyed_schemas.dataset_name
         and hashed_references.schema_text_hash = keyed_schemas.schema_text_hash
+{#- Each file in event-time order, so that its row groups span short stretches of time: the revision
+    models read a dataset's observations from a tail's earliest event time on, and Parquet's min/max
+    statistics then skip the row groups before it. Unsorted (in the join's order), a first build's
+    files held every year of history in every row group, and each batch build read them whole. A local sort: no shuffle, and appends stay as cheap as their window. #}
+sort by hashed_references.event_time
