@@ -4,15 +4,15 @@
   facet_refs and go back to the raw events of their window for the bodies' text.
 #}
 {#- facet_refs' window: new raw events, by ingest block, bounded by a backfill's chunk. -#}
-{% macro facet_events_input() -%}
+{% macro facet_events_input(prepare=none) -%}
     {%- set spec = lineage_events_input(own_column='ingest_seq') -%}
-    {%- do spec.update({'upto': facet_ingest_seq_upto()}) -%}
+    {%- do spec.update({'upto': facet_ingest_seq_upto(), 'prepare': prepare}) -%}
     {{ return(spec) }}
 {%- endmacro %}
 
 {#- The window of a model appended from facet_refs; `own_column` holds the facet_refs position of its rows. -#}
-{% macro facet_refs_input(own_column) -%}
-    {{ return({'from': 'facet_refs', 'column': 'ingest_seq', 'own_column': own_column}) }}
+{% macro facet_refs_input(own_column, prepare=none) -%}
+    {{ return({'from': 'facet_refs', 'column': 'ingest_seq', 'own_column': own_column, 'prepare': prepare}) }}
 {%- endmacro %}
 
 {#- The raw events of a facet_refs-windowed model's window (facet_refs holds the same ingest_seq
@@ -26,29 +26,46 @@
 {%- endmacro %}
 
 {#
-  Of the body hashes `batch` names (a relation with a distinct `body_hash` column, derived from
-  the window's rows; none: every hash), those this model's table already holds (its rows matching
-  `condition`); none on a first build. A semi join with the batch on the stored side, so that a
-  join of the batch with its result reads no more than the batch's matches: joined with the batch
-  directly, the stored hashes (one per body in the whole history) are shuffled whole on every
-  build. While the window is bounded, the batch is broadcast and the stored hashes only scanned.
+  The query of a prepare step's scratch relation: of the body hashes that `batch` (a query of
+  distinct `body_hash` values, derived from the window's rows) selects, those this model's table
+  already holds (its rows matching `condition`). A semi join on the stored side: the model's
+  statement then joins its batch with the batch's matches alone, where a join with every stored
+  hash (one per body in the whole history) shuffled them all on every build. While the window is
+  bounded the batch is broadcast, and the stored hashes are only scanned.
 #}
-{% macro facet_stored_hashes(batch, condition='true') -%}
+{% macro facet_stored_hashes(window, batch, condition='true') -%}
+    with batch_hashes as (
+        {{ batch }}
+    )
+
+    select {{ lineage_broadcast_new(window, 'batch_hashes') }} stored.body_hash
+    from {{ this }} as stored
+    left semi join batch_hashes
+        on stored.body_hash = batch_hashes.body_hash
+    where {{ condition }}
+{%- endmacro %}
+
+{#- In a model's statement, the hashes its prepare step left in the scratch relation `name`
+    (facet_stored_hashes); none on a first build, which has nothing stored. -#}
+{% macro facet_prepared_stored_hashes(name) -%}
     {%- if appends_to_existing() -%}
-        select {% if batch %}{{ lineage_broadcast_new(input_window_planned(), batch) }} {% endif %}stored.body_hash
-        from {{ this }} as stored
-        {%- if batch %}
-        left semi join {{ batch }}
-            on stored.body_hash = {{ batch }}.body_hash
-        {%- endif %}
-        where {{ condition }}
-    {%- elif batch -%}
-        select body_hash from {{ batch }}
-        where false
+        select body_hash from {{ input_window_scratch(name) }}
     {%- else -%}
-        select cast(null as string) as body_hash
-        where false
+        select cast(null as string) as body_hash where false
     {%- endif -%}
+{%- endmacro %}
+
+{#- input_window.prepare of facet_body_store: on a build that appends, the stored bodies among the
+    window's new ones (scratch `stored_bodies`). -#}
+{% macro facet_prepare_body_store(window) -%}
+    {%- if not appends_to_existing() -%}
+        {{ return({}) }}
+    {%- endif -%}
+    {%- set batch -%}
+        select distinct body_hash from {{ ref('facet_refs') }} where stores_body and {{ in_input_window() }}
+    {%- endset -%}
+    {%- do windowed_append_scratch('stored_bodies', facet_stored_hashes(window, batch), stored=false) -%}
+    {{ return({'scratch': ['stored_bodies']}) }}
 {%- endmacro %}
 
 {#- The batch-window var: the backfill command sets it to load a long history in bounded chunks. -#}

@@ -1,4 +1,4 @@
-{{ config(materialized='windowed_append', input_window=facet_refs_input('first_ingest_seq'), partition_by=['body_shard']) }}
+{{ config(materialized='windowed_append', input_window=facet_refs_input('first_ingest_seq', prepare='facet_prepare_body_store'), partition_by=['body_shard']) }}
 {#-
   The body store behind the public `facet_bodies` view (a working table in the staging schema: its
   shard partitions take a plain insert, which a reader could see half committed; the view reads only
@@ -21,13 +21,9 @@ candidate_rows as (
     where stores_body and {{ in_input_window() }}
 ),
 
-batch_hashes as (
-    select distinct body_hash
-    from candidate_rows
-),
-
+-- The new bodies already stored (a semi join, facet_prepare_body_store).
 stored_bodies as (
-    {{ facet_stored_hashes('batch_hashes') }}
+    {{ facet_prepared_stored_hashes('stored_bodies') }}
 ),
 
 candidate_texts as (

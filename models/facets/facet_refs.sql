@@ -1,4 +1,4 @@
-{{ config(materialized='windowed_append', input_window=facet_events_input()) }}
+{{ config(materialized='windowed_append', input_window=facet_events_input(prepare='facet_prepare_refs_batch')) }}
 {#-
   One row per facet found in an event, whatever became of it (accepted, dropped by the drop-list,
   or rejected as malformed), so that read = accepted + dropped + rejected reconciles per event.
@@ -7,66 +7,10 @@
 -#}
 
 with
-{{ facet_entry_ctes(ref('stg_lineage_events'), in_input_window('source_events')) }},
+{{ facet_window_classified_entry_ctes() }},
 
-classification as (
-    select
-        lower(facet_name) as facet_name_lower,
-        max(facet_type) as facet_type
-    from {{ ref('facet_classification') }}
-    group by lower(facet_name)
-),
-
-checked_entries as (
-    select
-        facet_row_key,
-        {{ facet_event_columns() }},
-        {{ facet_place_columns() }},
-        octet_length(body_text) as facet_bytes,
-        {{ facet_is_dropped('facet_name') }} as is_dropped,
-        case
-            when not {{ facet_is_dropped('facet_name') }} then {{ facet_canonical_json('body_text') }}
-        end as canonical_body
-    from facet_entries
-),
-
-classified_entries as (
-    select
-        checked_entries.facet_row_key,
-        {{ facet_event_columns('checked_entries') }},
-        {{ facet_place_columns('checked_entries') }},
-        checked_entries.facet_bytes,
-        case
-            when checked_entries.is_dropped then 'dropped'
-            when checked_entries.facet_name = '' then 'rejected'
-            when checked_entries.canonical_body is null then 'rejected'
-            when not startswith(checked_entries.canonical_body, '{') then 'rejected'
-            else 'accepted'
-        end as disposition,
-        case
-            when checked_entries.is_dropped then null
-            when checked_entries.facet_name = '' then 'facet name is empty'
-            when checked_entries.canonical_body is null then 'facet body is not valid JSON (or repeats a key)'
-            when not startswith(checked_entries.canonical_body, '{') then 'facet body is not a JSON object'
-        end as reject_reason,
-        case
-            when checked_entries.section = 'inputFacets' then 'INPUT'
-            when checked_entries.section = 'outputFacets' then 'OUTPUT'
-            when checked_entries.section = 'facets' then coalesce(classification.facet_type, 'UNKNOWN')
-        end as facet_type,
-        {{ facet_body_hash('checked_entries.canonical_body') }} as canonical_hash,
-        octet_length(checked_entries.canonical_body) as body_bytes
-    from checked_entries
-    left join classification
-        on
-            checked_entries.section = 'facets'
-            and lower(checked_entries.facet_name) = classification.facet_name_lower
-),
-
--- Every stored hash, shuffled whole to meet the batch: a semi join with the batch's hashes would
--- parse the batch's facets twice, as Spark inlines a CTE at each reference.
 stored_hashes as (
-    {{ facet_stored_hashes(none, 'stored.stores_body') }}
+    {{ facet_prepared_stored_hashes('stored_hashes') }}
 ),
 
 ranked_entries as (

@@ -260,20 +260,6 @@
     {%- endif %}
 {%- endmacro %}
 
-{#
-  The window this build is about to read, found while the model's query compiles (the
-  materialization finds it again just after; both ask the same table property and upstream
-  maximum): for SQL whose shape, not only its filter values, depends on the window's size, such
-  as a broadcast hint for the rows of a bounded window. None on a first or full build and when
-  dbt only compiles. Events ingested between the two lookups widen the real window, never narrow it.
-#}
-{% macro input_window_planned() -%}
-    {%- if not appends_to_existing() -%}
-        {{ return(none) }}
-    {%- endif -%}
-    {{ return(windowed_append_window(windowed_append_spec(), this, false)) }}
-{%- endmacro %}
-
 {#- A value the prepare step bound (`name`), or `fallback` (SQL) when dbt only compiles. -#}
 {% macro input_window_value(name, fallback) -%}
     {{ return(windowed_append_variable() ~ '.' ~ name if windowed_append_binds() else fallback) }}
