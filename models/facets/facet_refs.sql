@@ -15,15 +15,8 @@ stored_hashes as (
 
 ranked_entries as (
     select
-        facet_row_key,
-        {{ facet_event_columns() }},
-        {{ facet_place_columns() }},
-        facet_bytes,
-        disposition,
-        reject_reason,
-        facet_type,
+        {{ facet_classified_columns() }},
         case when disposition = 'accepted' then canonical_hash end as body_hash,
-        case when disposition = 'accepted' then body_bytes end as body_bytes,
         row_number() over (
             partition by disposition, canonical_hash order by ingest_seq, facet_row_key
         ) as hash_occurrence
@@ -61,7 +54,7 @@ select
     ranked_entries.disposition,
     ranked_entries.reject_reason,
     ranked_entries.body_hash,
-    ranked_entries.body_bytes,
+    case when ranked_entries.disposition = 'accepted' then ranked_entries.body_bytes end as body_bytes,
     ranked_entries.facet_bytes,
     coalesce(
         ranked_entries.disposition = 'accepted'
