@@ -101,6 +101,30 @@ def test_sample_runs(spark, sample_warehouse):
     assert mapped("runs_input_mapping") == [{"n": 7}] and mapped("runs_output_mapping") == [{"n": 7}]
 
 
+def test_observation_files_are_in_event_time_order(spark, sample_warehouse):
+    """Each file of the observations is sorted by event time, so that the revision models' scan from a tail's
+    earliest event time on skips the row groups before it (int_lineage_dataset_observations.sql)."""
+    observations = f"{sample_warehouse.schema('staging')}.int_lineage_dataset_observations"
+    [summary] = query(spark, f"""
+        with positioned as (
+            select _metadata.file_path as file_path, _metadata.row_index as row_index, event_time
+            from {observations}
+        ),
+
+        steps as (
+            select
+                file_path,
+                event_time < lag(event_time) over (partition by file_path order by row_index) as goes_back
+            from positioned
+        )
+
+        select count(distinct file_path) as files, count(*) as observations, count_if(goes_back) as backward_steps
+        from steps
+    """)
+    assert summary["files"] >= 2 and summary["observations"] > 100, summary  # the main job builds twice
+    assert summary["backward_steps"] == 0, summary
+
+
 def test_dataset_lineage_graph_depths(spark, sample_warehouse):
     lineage = sample_warehouse.schema("lineage")
     graph = {
