@@ -32,6 +32,20 @@ def decoded(column: pa.ChunkedArray) -> pa.ChunkedArray:
     return column
 
 
+def positions_in(column: pa.Array | pa.ChunkedArray, keys: pa.Array) -> pa.ChunkedArray:
+    """Per row, the index of its value in ``keys`` (null where ``keys`` lacks it). A compacted column is looked
+    up through its dictionary, once per distinct value rather than once per row: hashing every row's string
+    was most of a refresh's check of kept rows against the changed datasets."""
+    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+    found = []
+    for chunk in chunks:
+        if pa.types.is_dictionary(chunk.type):
+            found.append(pc.index_in(chunk.dictionary, value_set=keys).take(chunk.indices))
+        else:
+            found.append(pc.index_in(chunk, value_set=keys))
+    return pa.chunked_array(found, pa.int32())
+
+
 def encode_repeated(table: pa.Table, names: tuple[str, ...]) -> pa.Table:
     """``names`` (string columns with few distinct values) as dictionary columns."""
     for name in names:

@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import SparkSession
 
-from python_jobs.marquez_api.columns import TIMESTAMP, decoded, encode_repeated
+from python_jobs.marquez_api.columns import TIMESTAMP, decoded, encode_repeated, positions_in
 from python_jobs.marquez_api.watermarks import Watermark, can_extend, least_mark, table_files
 from python_jobs.settings import Settings
 
@@ -120,7 +120,7 @@ def at_or_after_tail(rows: pa.Table, tails: pa.Table) -> pa.ChunkedArray:
     """Per row (``dataset_uuid`` and the ``POSITION`` columns), whether its dataset has a tail start in
     ``tails`` and the row's position is at or after it: the rows the builds past the mark may have changed.
     Positions compare as (time, ingest_seq, kind)."""
-    where = pc.index_in(decoded(rows.column("dataset_uuid")), value_set=tails.column("dataset_uuid").combine_chunks())
+    where = positions_in(rows.column("dataset_uuid"), tails.column("dataset_uuid").combine_chunks())
     touched = where.is_valid()
     if tails.num_rows == 0:
         return touched  # all false
@@ -134,5 +134,9 @@ def at_or_after_tail(rows: pa.Table, tails: pa.Table) -> pa.ChunkedArray:
 
 
 def before_tails(rows: pa.Table, changes: TimelineChanges) -> pa.Table:
-    """The kept rows the builds past the mark left as they were."""
-    return rows.filter(pc.invert(at_or_after_tail(rows, changes.tails))) if changes.tails.num_rows else rows
+    """The kept rows the builds past the mark left as they were: ``rows`` itself, not a copy, where the builds
+    only appended to every timeline they touched (the common case: no kept row lies at or after a tail start)."""
+    if changes.tails.num_rows == 0:
+        return rows
+    changed = at_or_after_tail(rows, changes.tails)
+    return rows.filter(pc.invert(changed)) if pc.any(changed).as_py() else rows

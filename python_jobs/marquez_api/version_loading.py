@@ -15,6 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from python_jobs.marquez_api.columns import positions_in
 from python_jobs.marquez_api.graph import LineageGraph
 from python_jobs.marquez_api.job_versions import (
     NO_TIME,
@@ -112,15 +113,6 @@ def _plain(column: pa.Array | pa.ChunkedArray) -> pa.Array:
     return array.dictionary_decode() if pa.types.is_dictionary(array.type) else array
 
 
-def _run_positions(column: pa.Array | pa.ChunkedArray, uuids: pa.Array) -> pa.Array:
-    """Each row's run as its row in the snapshot's runs (null where the runs lack it). A reference column
-    (columns.py) is looked up through its dictionary: one lookup per distinct run, not per row."""
-    array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
-    if pa.types.is_dictionary(array.type):
-        return pc.index_in(array.dictionary, value_set=uuids).take(array.indices)
-    return pc.index_in(array, value_set=uuids)
-
-
 @dataclass(frozen=True)
 class RunIoKeys:
     """Each run's inputs and outputs as one bytes key, by the run's row in the snapshot's runs: the sorted,
@@ -150,7 +142,7 @@ def run_io_keys(run_io: pa.Table, uuids: pa.Array) -> RunIoKeys:
     output = pc.fill_null(pc.not_equal(_plain(run_io.column("io_type")), "input"), True)
     codes = ((namespaces.indices.to_numpy().astype(np.int64) * width + names.indices.to_numpy()) * 2
              + np.asarray(output.to_numpy(zero_copy_only=False), dtype=np.int64))
-    positions = _run_positions(run_io.column("run_uuid"), uuids)
+    positions = positions_in(run_io.column("run_uuid"), uuids).combine_chunks()
     known = np.asarray(positions.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
     runs_of_rows = np.asarray(pc.fill_null(positions, -1).to_numpy(zero_copy_only=False), dtype=np.int64)[known]
     codes = codes[known]

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pyarrow as pa
 import pytest
 
-from python_jobs.marquez_api.columns import as_references, encode_repeated, single_chunk
+from python_jobs.marquez_api.columns import as_references, encode_repeated, positions_in, single_chunk
 from python_jobs.marquez_api.key_index import RangeIndex, RowIndex
 from python_jobs.marquez_api.run_details import WON_AT, RunDetails, aligned
 from python_jobs.marquez_api.slices import runs_of
@@ -139,6 +139,16 @@ def test_compacted_columns_keep_every_value_and_share_the_key_column():
     index = RowIndex(runs, "uuid", "job")
     assert index["r3"] == ("j2", 2)
     assert dict(RangeIndex(runs.column("job")).items()) == {"j1": (0, 2), "j2": (2, 3)}
+
+
+def test_positions_look_up_each_chunk_plain_or_through_its_own_dictionary():
+    keys = pa.array(["a", "b", "c"])
+    column = pa.chunked_array([
+        pa.array(["c", "x", None]).dictionary_encode(),
+        pa.array(["b", "a", "a"]).dictionary_encode(),  # another dictionary, in another order
+    ])
+    assert positions_in(column, keys).to_pylist() == [2, None, None, 1, 0, 0]
+    assert positions_in(pa.chunked_array([["a", None], ["x", "b"]]), keys).to_pylist() == [0, None, None, 1]
 
 
 def test_run_io_keys_are_equal_for_equal_sets_in_any_row_order():
