@@ -206,6 +206,108 @@ def build_history(namespace: str, name: str, runs: list[RunDefinition]) -> JobHi
     return history_of_columns(namespace, name, columns)
 
 
+_LAST = np.iinfo(np.int64).max
+
+
+def run_order_keys(started: np.ndarray, created: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Marquez's run order (``started_at desc nulls last``, then ``created_at desc nulls last``) as two integer
+    keys that ascend along it; the run's uuid breaks what ties remain."""
+    keys_ = []
+    for times in (started, created):
+        key = np.full(len(times), _LAST, dtype=np.int64)
+        present = times != NO_TIME
+        key[present] = -times[present]
+        keys_.append(key)
+    return keys_[0], keys_[1]
+
+
+class SplicedUuids(Sequence[str]):
+    """A spliced job's run uuids by rank, read through ``source`` (see ``spliced_history``) from the base
+    history's uuids or the added runs: nothing of the base is copied."""
+
+    def __init__(self, base: Sequence[str], added: Sequence[str], source: np.ndarray) -> None:
+        self._base, self._added, self._source = base, added, source
+
+    def __getitem__(self, rank):  # type: ignore[override]
+        origin = int(self._source[rank])
+        return self._base[origin] if origin >= 0 else self._added[-origin - 1]
+
+    def __len__(self) -> int:
+        return len(self._source)
+
+
+def _uuid_text(value: object) -> str:
+    return value if isinstance(value, str) else value.as_py()  # type: ignore[attr-defined]
+
+
+def _insertion_points(base: RunDefinitions, kept: np.ndarray, added: list[RunDefinition]) -> np.ndarray:
+    """Where each added run (in run order) goes among the kept base runs: binary searches on the two time keys,
+    then the uuids of the few kept runs with the very same times."""
+    first, second = run_order_keys(base.started[kept], base.created[kept])
+    added_first, added_second = run_order_keys(
+        np.array([to_micros(run.started_at) for run in added], dtype=np.int64),
+        np.array([to_micros(run.created_at) for run in added], dtype=np.int64))
+    points = np.empty(len(added), dtype=np.int64)
+    for i, run in enumerate(added):
+        low = int(np.searchsorted(first, added_first[i], side="left"))
+        high = int(np.searchsorted(first, added_first[i], side="right"))
+        ties = second[low:high]
+        low, high = (low + int(np.searchsorted(ties, added_second[i], side="left")),
+                     low + int(np.searchsorted(ties, added_second[i], side="right")))
+        while low < high and _uuid_text(base.run_uuids[int(kept[low])]) < run.run_uuid:
+            low += 1
+        points[i] = low
+    return points
+
+
+def spliced_history(base: JobHistory, replaced_ranks: Iterable[int],
+                    added: list[RunDefinition]) -> tuple[JobHistory, np.ndarray, np.ndarray]:
+    """``base`` without the runs at ``replaced_ranks`` and with ``added`` (runs with their definitions; their
+    ``rank`` is ignored) in Marquez's run order: the history ``build_history`` gives for the same runs, at the
+    cost of array copies of the job's runs rather than an object per run. Also returned: each added run's new
+    rank (in ``added``'s order) and each base rank's new rank (-1 where replaced)."""
+    runs = base.runs
+    kept = np.delete(np.arange(len(runs), dtype=np.int64), np.fromiter(replaced_ranks, dtype=np.int64))
+    order = sorted(range(len(added)), key=lambda i: (*_order_of(added[i]), added[i].run_uuid))
+    in_order = [added[i] for i in order]
+    source = np.insert(kept, _insertion_points(runs, kept, in_order), -1 - np.arange(len(in_order), dtype=np.int64))
+    index = {definition: at for at, definition in enumerate(runs.definitions)}
+    definitions = list(runs.definitions)
+    added_versions = np.empty(len(in_order), dtype=np.int32)
+    for i, run in enumerate(in_order):
+        key = (run.version, run.inputs, run.outputs, run.location)
+        if key not in index:
+            index[key] = len(definitions)
+            definitions.append(key)
+        added_versions[i] = index[key]
+    from_base = source >= 0
+    base_rows, added_rows = source[from_base], -1 - source[~from_base]
+
+    def spliced(base_column: np.ndarray, added_column: np.ndarray) -> np.ndarray:
+        column = np.empty(len(source), dtype=base_column.dtype)
+        column[from_base] = base_column[base_rows]
+        column[~from_base] = added_column[added_rows]
+        return column
+
+    columns = RunDefinitions(
+        run_uuids=SplicedUuids(runs.run_uuids, [run.run_uuid for run in in_order], source),
+        started=spliced(runs.started, np.array([to_micros(r.started_at) for r in in_order], dtype=np.int64)),
+        created=spliced(runs.created, np.array([to_micros(r.created_at) for r in in_order], dtype=np.int64)),
+        version_of_run=spliced(runs.version_of_run, added_versions), definitions=definitions,
+    )
+    added_ranks = np.empty(len(added), dtype=np.int64)
+    added_ranks[np.array(order, dtype=np.int64)] = np.flatnonzero(~from_base)
+    base_ranks = np.full(len(runs), -1, dtype=np.int64)
+    base_ranks[base_rows] = np.flatnonzero(from_base)
+    return history_of_columns(base.namespace, base.name, columns), added_ranks, base_ranks
+
+
+def _order_of(run: RunDefinition) -> tuple[int, int]:
+    first, second = run_order_keys(np.array([to_micros(run.started_at)], dtype=np.int64),
+                                   np.array([to_micros(run.created_at)], dtype=np.int64))
+    return int(first[0]), int(second[0])
+
+
 def run_definitions(
     namespace: str, name: str, runs: list[dict], io: dict[str, list[tuple[str, DatasetRef]]],
     locations: dict[str, str | None],

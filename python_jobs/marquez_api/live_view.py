@@ -26,20 +26,34 @@ from __future__ import annotations
 
 import dataclasses
 from collections import ChainMap
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Iterator, Mapping, MutableMapping
 from collections.abc import Set as AbstractSet
 from datetime import UTC, datetime
 from typing import Any
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from python_jobs import keys
 from python_jobs.marquez_api.graph import LineageGraph, dataset_node_id, job_node_id
-from python_jobs.marquez_api.job_versions import DatasetRef, build_history, run_definitions
+from python_jobs.marquez_api.job_versions import (
+    DatasetRef,
+    JobHistory,
+    RunDefinition,
+    build_history,
+    run_definitions,
+    spliced_history,
+)
 from python_jobs.marquez_api.live_events import DatasetKey, Folded, RunFold
 from python_jobs.marquez_api.snapshot import Slices, Snapshot, iso
 from python_jobs.marquez_api.version_loading import VersionState, nominal_iso
 
 TERMINAL_STATES = frozenset({"COMPLETE", "FAIL", "ABORT"})
 _EARLIEST = datetime.min.replace(tzinfo=UTC)
+# Versions read per step past the first one created by a run's read: those it skips are few (its own, a
+# dataset's input version).
+_WINDOW = 8
 
 
 def utc(moment: datetime | None) -> datetime | None:
@@ -202,10 +216,9 @@ class _Merge:
         candidates = [(utc(r["created_at"]), r["version"]) for r in self.versions.get(dataset_uuid, [])
                       if r["run_uuid"] not in (None, run_id)]
         if self.base.versions is not None:
-            for row in self.base.versions.rows(dataset_uuid):
-                if row["run_uuid"] not in (None, run_id) and utc(row["created_at"]) <= read_at:
-                    candidates.append((utc(row["created_at"]), row["version"]))
-                    break  # newest first: the first one at or before the read is the base's answer
+            found = newest_written_by_then(self.base.versions, dataset_uuid, run_id, read_at)
+            if found is not None:
+                candidates.append((utc(found[0]), found[1]))
         before = [c for c in candidates if c[0] is not None and c[0] <= read_at]
         return max(before)[1] if before else keys.dataset_version_uuid(namespace, name, "")
 
@@ -224,6 +237,28 @@ class _Merge:
                     "dataset_version_uuid": version, "job_uuid": run["job_uuid"],
                 }
             self.io[run_id] = [named[k] for k in sorted(named)]
+
+
+def newest_written_by_then(versions: Slices, dataset_uuid: str, run_id: str,
+                           read_at: datetime) -> tuple[datetime, str] | None:
+    """The creation time and id of the snapshot's newest version of a dataset created by ``read_at`` that another
+    run wrote: found from the first version at or before ``read_at`` (the dataset's rows are newest first), over
+    the two columns it needs, not by turning all of the dataset's versions into rows."""
+    start, stop = versions.ranges.get(dataset_uuid, (0, 0))
+    if stop <= start:
+        return None
+    created = versions.table.column("created_at").slice(start, stop - start)
+    by_then = pc.less_equal(created, pa.scalar(read_at, type=created.type))
+    at = pc.index(pc.fill_null(by_then, False), True).as_py()
+    writers = versions.table.column("run_uuid")
+    while 0 <= at < stop - start:
+        window = writers.slice(start + at, min(_WINDOW, stop - start - at)).to_pylist()
+        for offset, writer in enumerate(window):
+            if writer not in (None, run_id):
+                found = start + at + offset
+                return created[at + offset].as_py(), versions.table.column("version")[found].as_py()
+        at += len(window)
+    return None
 
 
 def _io_order(row: dict[str, Any]) -> tuple[str, str, str]:
@@ -355,39 +390,108 @@ def _merged_graph(merge: _Merge, jobs: dict[DatasetKey, dict[str, Any]],
     return graph, added
 
 
-def _merged_version_state(merge: _Merge, jobs: dict[DatasetKey, dict[str, Any]], runs: LayeredSlices) -> VersionState:
-    """The snapshot's job versions with each pending job's history rebuilt from all its runs (the
-    snapshot's and the pending ones: a new run can change every run's rank and the current version)."""
+class LayeredRunDefinitions(Mapping[str, RunDefinition]):
+    """run → its definition with the pending runs laid over the snapshot's: a pending run's from its job's new
+    history; a snapshot run of a job with pending runs from the same history, at its new rank (``shifts``: per
+    such job, each snapshot rank's new one); any other run's as the snapshot has it."""
+
+    def __init__(self, base: Mapping[str, RunDefinition], base_runs: Mapping[str, tuple[str, int]],
+                 histories: Mapping[str, JobHistory], ranks: dict[str, tuple[str, int]],
+                 shifts: dict[str, np.ndarray]) -> None:
+        self._base, self._base_runs, self._histories = base, base_runs, histories
+        self._ranks, self._shifts = ranks, shifts
+
+    def __getitem__(self, run: str) -> RunDefinition:
+        found = self._ranks.get(run)
+        if found is not None:
+            return self._histories[found[0]].runs.run(found[1])
+        definition = self._base[run]
+        located = self._base_runs.get(run)
+        shift = self._shifts.get(located[0]) if located is not None else None
+        if shift is None or located is None:
+            return definition
+        return self._histories[located[0]].runs.run(int(shift[definition.rank]))
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._ranks
+        yield from (run for run in self._base if run not in self._ranks)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+def _pending_definitions(merge: _Merge, namespace: str, name: str, runs: list[dict[str, Any]]) -> list[RunDefinition]:
+    """The definitions of one job's pending runs (run order): their inputs and outputs merged with the snapshot's,
+    the ``sourceCodeLocation`` their events carried, else the snapshot's."""
+    known = merge.base.version_state.run_definitions
+    io = {run["uuid"]: [(r["io_type"], (r["namespace_name"], r["name"])) for r in merge.io[run["uuid"]]]
+          for run in runs}
+    locations: dict[str, str | None] = {}
+    for run in runs:
+        fold = merge.folded.runs.get(run["uuid"])
+        before = known.get(run["uuid"])
+        locations[run["uuid"]] = (fold.location[1] if fold is not None and fold.location
+                                  else before.location if before is not None else None)
+    return run_definitions(namespace, name, runs, io, locations)
+
+
+def _rebuilt_history(merge: _Merge, namespace: str, name: str, job_uuid: str,
+                     runs: LayeredSlices) -> list[RunDefinition]:
+    """A pending job the snapshot holds no history of: its definitions over all its runs (the pending ones
+    alone for a new job)."""
     state = merge.base.version_state
-    histories, definitions, nominal = {}, {}, {}
+    rows = runs.rows(job_uuid)
+    io: dict[str, list[tuple[str, DatasetRef]]] = {}
+    locations: dict[str, str | None] = {}
+    for row in rows:
+        known = state.run_definitions.get(row["uuid"])
+        if row["uuid"] in merge.io:
+            io[row["uuid"]] = [(r["io_type"], (r["namespace_name"], r["name"])) for r in merge.io[row["uuid"]]]
+        elif known is not None:
+            io[row["uuid"]] = [("input", ref) for ref in known.inputs] + [("output", ref) for ref in known.outputs]
+        fold = merge.folded.runs.get(row["uuid"])
+        locations[row["uuid"]] = fold.location[1] if fold and fold.location else known.location if known else None
+    return run_definitions(namespace, name, rows, io, locations)
+
+
+def _merged_version_state(merge: _Merge, jobs: dict[DatasetKey, dict[str, Any]], runs: LayeredSlices) -> VersionState:
+    """The snapshot's job versions with each pending job's history spliced: its replaced runs out, its pending
+    runs in at their places (a run can change every later run's rank and the current version). That costs
+    array copies of the job's runs, not an object per run (job_versions.spliced_history)."""
+    state = merge.base.version_state
+    histories: dict[str, JobHistory] = {}
+    nominal: dict[str, tuple[str | None, str | None]] = {}
+    ranks: dict[str, tuple[str, int]] = {}
+    shifts: dict[str, np.ndarray] = {}
     dataset_jobs: dict[DatasetRef, set[str]] = {}
     job_keys = {keys.job_uuid(*key): key for key in jobs}
     for run_id, fold in merge.folded.runs.items():
         if fold.nominal is not None:
             nominal[run_id] = (nominal_iso(fold.nominal[1][0]), nominal_iso(fold.nominal[1][1]))
-    for job_uuid in {run["job_uuid"] for run in merge.runs.values()}:
+    pending_by_job: dict[str, list[dict[str, Any]]] = {}
+    for run in merge.runs.values():
+        pending_by_job.setdefault(run["job_uuid"], []).append(run)
+    for job_uuid, pending in pending_by_job.items():
         namespace, name = job_keys[job_uuid]
-        rows = runs.rows(job_uuid)
-        io: dict[str, list[tuple[str, DatasetRef]]] = {}
-        locations: dict[str, str | None] = {}
-        for row in rows:
-            known = state.run_definitions.get(row["uuid"])
-            if row["uuid"] in merge.io:
-                io[row["uuid"]] = [(r["io_type"], (r["namespace_name"], r["name"])) for r in merge.io[row["uuid"]]]
-            elif known is not None:
-                io[row["uuid"]] = [("input", ref) for ref in known.inputs] + [("output", ref) for ref in known.outputs]
-            fold = merge.folded.runs.get(row["uuid"])
-            locations[row["uuid"]] = fold.location[1] if fold and fold.location else known.location if known else None
-        job_definitions = run_definitions(namespace, name, rows, io, locations)
-        histories[job_uuid] = build_history(namespace, name, job_definitions)
-        definitions.update((d.run_uuid, d) for d in job_definitions)
+        base = state.histories.get(job_uuid)
+        if base is None:
+            definitions = _rebuilt_history(merge, namespace, name, job_uuid, runs)
+            histories[job_uuid] = build_history(namespace, name, definitions)
+            ranks.update((d.run_uuid, (job_uuid, d.rank)) for d in definitions)
+        else:
+            pending.sort(key=run_order_key)
+            replaced = [known.rank for known in (state.run_definitions.get(run["uuid"]) for run in pending
+                                                 if not run.get("live_only")) if known is not None]
+            added = _pending_definitions(merge, namespace, name, pending)
+            histories[job_uuid], added_ranks, shifts[job_uuid] = spliced_history(base, replaced, added)
+            ranks.update((d.run_uuid, (job_uuid, int(rank))) for d, rank in zip(added, added_ranks, strict=True))
         for version in histories[job_uuid].versions.values():
             for ref in (*version.inputs, *version.outputs):
                 if job_uuid not in state.dataset_jobs.get(ref, set()):
                     dataset_jobs.setdefault(ref, set(state.dataset_jobs.get(ref, set()))).add(job_uuid)
     return VersionState(
         histories=ChainMap(histories, state.histories),  # type: ignore[arg-type]
-        run_definitions=ChainMap(definitions, state.run_definitions),  # type: ignore[arg-type]
+        run_definitions=LayeredRunDefinitions(state.run_definitions, merge.base.run_index, histories, ranks, shifts),
         nominal_times=ChainMap(nominal, state.nominal_times),  # type: ignore[arg-type]
         dataset_jobs=ChainMap(dataset_jobs, state.dataset_jobs),  # type: ignore[arg-type]
     )

@@ -22,6 +22,7 @@ from python_jobs.tools.bench.parsers import orjson_batches
 from python_jobs.tools.bench.read_api import LATENCY_CASES
 from python_jobs.tools.bench.scale_report import (
     GIB,
+    LIVE_PENDING,
     SECTION_END,
     SECTION_START,
     Cost,
@@ -130,7 +131,10 @@ def test_bench_scale_at_a_tiny_size(spark, settings, tmp_path: Path) -> None:
         assert measured.warehouse_bytes > 0 and measured.api_rss_bytes > 0
         assert all(value.p95_ms > 0 for value in measured.latency.values())
         assert re.fullmatch(r"[\d.]+ s \((.+ [\d.]+, ){3}.+ [\d.]+\)", measured.refresh_parts)  # the slowest four
+        assert measured.live_view_seconds is not None and measured.live_view_seconds > 0
     assert table_cells(section, "read API refresh: slowest parts s") == [results[0].refresh_parts]
+    assert table_cells(section, f"read API live view of {LIVE_PENDING:,} pending events s") == [
+        f"{results[0].live_view_seconds:.2f}"]
     assert table_cells(section, "read / accepted / rejected") == ["2,000 / 2,000 / 0"]
     assert table_cells(section, "no-new-events build s (tables unchanged)")[0].endswith("(yes)")
     for case in LATENCY_CASES:
@@ -214,7 +218,9 @@ def test_bench_refresh_on_a_kept_scale_warehouse(spark, settings, tmp_path: Path
         assert [events for events, *_ in figures.refreshes] == [40, 40] and figures.load_seconds > 0
         assert all(re.fullmatch(r"[\d.]+ s \((.+ [\d.]+, )*.+ [\d.]+\)", parts) for *_, parts in figures.refreshes)
         printed = capsys.readouterr().out
-        assert "batch 2: +40 events, build " in printed and "Ordered by: cumulative time" in printed
+        assert all(live > 0 for _, live, *_ in figures.refreshes)  # the batch's events pending in the live view
+        assert f"batch 2: +40 events, live view of the first {LIVE_PENDING:,} pending " in printed
+        assert "Ordered by: cumulative time" in printed
         assert not list((tmp_path / "work").iterdir())  # the batch files are removed
     finally:
         drop_warehouse(spark, scoped)

@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+import random
+from dataclasses import replace
 from datetime import UTC, datetime
+
+import pyarrow as pa
 
 from python_jobs.keys import name_uuid
 from python_jobs.marquez_api.graph import LineageGraph
 from python_jobs.marquez_api.job_versions import (
+    JobHistory,
+    RunDefinition,
+    RunDefinitions,
     add_version_edges,
     build_history,
     dataset_jobs,
     job_version_id,
     run_definitions,
+    spliced_history,
     start_job,
 )
 
@@ -96,3 +104,67 @@ def test_edges_of_current_versions_and_the_start_job_of_a_dataset():
     assert start_job(("db", "a"), histories, index[("db", "a")]) == "producer"
     assert start_job(("db", "report"), histories, index[("db", "report")]) == "reader"
     assert start_job(("db", "b"), histories, index[("db", "b")], at(1, 12)) is None  # no version read b yet
+
+
+def _in_run_order(runs: list[RunDefinition]) -> list[RunDefinition]:
+    """Marquez's order (started desc nulls last, created desc nulls last, uuid), ranks renumbered."""
+    def key(run: RunDefinition) -> tuple:
+        times = [part for moment in (run.started_at, run.created_at)
+                 for part in (moment is None, -(moment.timestamp() if moment else 0.0))]
+        return (*times, run.run_uuid)
+    return [replace(run, rank=rank) for rank, run in enumerate(sorted(runs, key=key))]
+
+
+def _random_run(chooser: random.Random, number: int) -> RunDefinition:
+    """Times on a coarse grid (ties are common), a tenth never started, one of three definitions."""
+    inputs, outputs, location = chooser.choice([((("db", "a"),), (("db", "out"),), None),
+                                                ((("db", "b"),), (("db", "out"),), None),
+                                                ((("db", "a"),), (("db", "out"),), "https://git/job.py")])
+    started = None if chooser.random() < 0.1 else at(1 + chooser.randrange(5), chooser.randrange(3))
+    return RunDefinition(
+        run_uuid=f"{chooser.randrange(16 ** 8):08x}-run-{number}", rank=0, started_at=started,
+        created_at=at(1 + chooser.randrange(5), chooser.randrange(3)), inputs=inputs, outputs=outputs,
+        location=location, version=job_version_id("ns", "job", inputs, outputs, location))
+
+
+def _arrow_uuids(history: JobHistory) -> JobHistory:
+    """The history with its run uuids as an Arrow column, as the snapshot's columnar histories hold them."""
+    runs = history.runs
+    columns = RunDefinitions(pa.chunked_array([[runs.run(rank).run_uuid for rank in range(len(runs))]]),
+                             runs.started, runs.created, runs.version_of_run, runs.definitions)
+    return replace(history, runs=columns)
+
+
+def test_a_spliced_history_equals_the_history_built_over_all_its_runs():
+    """Pending runs laid over a job's history (job_versions.spliced_history, which the live view uses) give the
+    history build_history gives for the same runs: the same order, ranks, versions and points in time; each
+    kept run's new rank is its rank there."""
+    chooser = random.Random(30)
+    for case in range(60):
+        base_runs = _in_run_order([_random_run(chooser, n) for n in range(chooser.randrange(0, 40))])
+        base = build_history("ns", "job", base_runs)
+        if case % 2:
+            base = _arrow_uuids(base)
+        replaced = chooser.sample(base_runs, k=min(len(base_runs), chooser.randrange(0, 4)))
+        # A replaced run comes back with later events: it may have started and changed its definition.
+        changed = [replace(_random_run(chooser, 1000 + i), run_uuid=run.run_uuid) for i, run in enumerate(replaced)]
+        added = changed + [_random_run(chooser, 2000 + n) for n in range(chooser.randrange(0, 6))]
+        chooser.shuffle(added)
+        gone = {run.run_uuid for run in replaced}
+        expected_runs = _in_run_order([run for run in base_runs if run.run_uuid not in gone] + added)
+        expected = build_history("ns", "job", expected_runs)
+
+        spliced, added_ranks, base_ranks = spliced_history(base, [run.rank for run in replaced], added)
+
+        assert [spliced.runs.run(r) for r in range(len(spliced.runs))] == expected_runs, case
+        assert spliced.version_order == expected.version_order
+        assert {v: (e.created_at, e.latest_run, e.run_count) for v, e in spliced.versions.items()} == {
+            v: (e.created_at, e.latest_run, e.run_count) for v, e in expected.versions.items()}
+        assert list(spliced.moments) == list(expected.moments)
+        assert list(spliced.newest_upto) == list(expected.newest_upto)
+        for day in range(1, 7):
+            assert spliced.run_as_of(at(day, 1)) == expected.run_as_of(at(day, 1))
+        rank_of = {run.run_uuid: run.rank for run in expected_runs}
+        assert [int(r) for r in added_ranks] == [rank_of[run.run_uuid] for run in added]
+        assert [int(r) for r in base_ranks] == [-1 if run.run_uuid in gone else rank_of[run.run_uuid]
+                                               for run in base_runs]

@@ -15,7 +15,7 @@ from python_jobs.marquez_api.graph import LineageGraph, dataset_node_id, job_nod
 from python_jobs.marquez_api.job_versions import job_version_id
 from python_jobs.marquez_api.live import LiveOverlay
 from python_jobs.marquez_api.live_events import event_time, parse_pending
-from python_jobs.marquez_api.live_view import LayeredSlices, run_order_key
+from python_jobs.marquez_api.live_view import LayeredSlices, newest_written_by_then, run_order_key
 from python_jobs.marquez_api.snapshot import RUN_ORDER, Snapshot, iso, runs_of, slices_by
 from python_jobs.marquez_api.version_loading import build_version_state
 
@@ -231,6 +231,8 @@ def test_a_pending_run_gets_its_job_version_and_nominal_times():
     assert current is not None and current.run_uuid == NEW_RUN
     assert current.version == job_version_id(NS, "job", [("db", "a")], [], "https://git.example.com/job.py")
     assert state.run_definitions[OLD_RUN].version == job_version_id(NS, "job", [("db", "a")], [("db", "b")], None)
+    # The snapshot's run moved down one place in its job's order; the pending run is the latest.
+    assert (state.run_definitions[OLD_RUN].rank, state.run_definitions[NEW_RUN].rank) == (1, 0)
     assert len(state.histories[job_uuid].versions) == 2
     assert state.nominal_times[NEW_RUN] == ("2026-01-01T04:00:00Z", None)
     assert job_uuid in state.dataset_jobs[("db", "a")]
@@ -246,3 +248,26 @@ def test_expedite_shows_a_write_the_rebuild_limit_would_defer(monkeypatch):
     assert run_of(live.view(), NEW_RUN)["current_run_state"] is None  # deferred by the limit
     live.expedite()
     assert run_of(live.view(), NEW_RUN)["current_run_state"] == "START"
+
+
+def test_the_version_a_pending_run_read_is_the_newest_another_run_wrote_by_then():
+    """live_view.newest_written_by_then: the dataset's versions newest first, skipping the reading run's own and
+    versions without a run, past the first window of rows it reads."""
+    # Another dataset's versions sort right after this one's: a search must not run into them.
+    dataset, after = sorted([keys.dataset_uuid("db", "a"), keys.dataset_uuid("db", "b")])
+    rows = [(_at(5), "v5", "other")] + [(_at(4, minute), f"v4-{minute:02d}", OLD_RUN) for minute in range(12)]
+    rows += [(_at(3), "v3", None), (_at(2), "v2", "writer"), (_at(1), "v1", "first")]
+    others = [(_at(hour), f"other-{hour}", "other") for hour in range(6)]
+    owners = [dataset] * len(rows) + [after] * len(others)
+    rows += others
+    versions = slices_by(pa.table({
+        "dataset_uuid": owners, "version": [r[1] for r in rows],
+        "created_at": pa.array([r[0] for r in rows], pa.timestamp("us", "UTC")), "run_uuid": [r[2] for r in rows]}),
+        "dataset_uuid", [("created_at", "descending"), ("version", "ascending")])
+    assert newest_written_by_then(versions, dataset, OLD_RUN, _at(6)) == (_at(5), "v5")
+    assert newest_written_by_then(versions, dataset, OLD_RUN, _at(4, 30)) == (_at(2), "v2")
+    assert newest_written_by_then(versions, dataset, "writer", _at(2)) == (_at(1), "v1")
+    assert newest_written_by_then(versions, dataset, "first", _at(1)) is None
+    assert newest_written_by_then(versions, dataset, OLD_RUN, _at(0)) is None
+    assert newest_written_by_then(versions, keys.dataset_uuid("db", "none"), OLD_RUN, _at(6)) is None
+    assert newest_written_by_then(versions, after, "other", _at(6)) is None

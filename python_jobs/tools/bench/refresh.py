@@ -2,14 +2,16 @@
 
 ``bench scale`` measures one refresh per history size inside a run of hours. This repeats that step alone on
 the size's kept warehouse (schemas ``bench_scale_<size>_``): the API loaded in a fresh process, then per batch
-a new ``--batch`` of events (runs numbered past every earlier batch's, so each batch is new history) ingested
-and built, and ``refresh()`` timed with its parts. With ``--profile`` the refreshes run under cProfile and the
+a new ``--batch`` of events (runs numbered past every earlier batch's, so each batch is new history), its first
+events held pending in the live overlay while the live view is timed, then ingested and built, and ``refresh()``
+timed with its parts. With ``--profile`` the refreshes run under cProfile and the
 functions with the most cumulative time are printed, which is how a refresh's remaining history costs are found.
 """
 
 from __future__ import annotations
 
 import cProfile
+import functools
 import gc
 import io
 import os
@@ -26,6 +28,8 @@ from python_jobs.marquez_api.api import MarquezReadApi
 from python_jobs.marquez_api.snapshot import describe_laps
 from python_jobs.settings import Settings
 from python_jobs.tools.bench.harness import BENCH_BUILD, rss_bytes, timed
+from python_jobs.tools.bench.scale import time_live_view
+from python_jobs.tools.bench.scale_report import LIVE_PENDING
 from python_jobs.tools.generate.lineage import SyntheticSpec, write_events
 
 
@@ -46,7 +50,8 @@ class RefreshConfig:
 class RefreshFigures:
     load_seconds: float
     rss_growth_bytes: int
-    refreshes: list[tuple[int, float, float, str]]  # per batch: events, build s, refresh s, the slowest parts
+    # per batch: events, live view s (its first events pending), build s, refresh s, the slowest parts
+    refreshes: list[tuple[int, float, float, float, str]]
 
 
 def scale_settings(spark: SparkSession, settings: Settings, size: int) -> Settings:
@@ -87,19 +92,21 @@ def run_refresh(spark: SparkSession, settings: Settings, config: RefreshConfig, 
         path = work_dir / f"refresh_{config.size}_{number}.ndjson"
         try:
             write_events(_spec(config, next_first_run(spark, scoped)), path)
+            live = time_live_view(api, path, LIVE_PENDING)
+            api.live.begin_round()  # the build absorbs the pending events, as in serve
             ingest_lineage(spark, scoped, [path])
             build, _ = timed(lambda: run_dbt(scoped, BENCH_BUILD))
         finally:
             path.unlink(missing_ok=True)
         if profiler is not None:
             profiler.enable()
-        refresh, _ = timed(api.refresh)
+        refresh, _ = timed(functools.partial(api.refresh, absorbed=True))
         if profiler is not None:
             profiler.disable()
         parts = describe_laps(api.refresh_seconds, 6)
-        refreshes.append((config.batch_events, build, refresh, parts))
-        print(f"batch {number + 1}: +{config.batch_events:,} events, build {build:.1f} s, refresh {parts}",
-              flush=True)
+        refreshes.append((config.batch_events, live, build, refresh, parts))
+        print(f"batch {number + 1}: +{config.batch_events:,} events, live view of the first {LIVE_PENDING:,} pending "
+              f"{live:.2f} s, build {build:.1f} s, refresh {parts}", flush=True)
     if profiler is not None:
         out = io.StringIO()
         pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(40)

@@ -2,15 +2,18 @@
 in one SparkSession, each on its own schema prefix, its warehouse and input files dropped once measured.
 
 Per size: generate; the parse-and-write floor; ingest; the first build; the read API loaded in this process
-(its resident-set growth and load time) and timed over HTTP; a batch of 1% of the largest size ingested and
-built, the API's ``refresh()`` after it; a no-new-events build (and whether it left every table as it was); the
+(its resident-set growth and load time) and timed over HTTP; a batch of 1% of the largest size, its first events
+held pending in the API's live overlay while the live view is timed, then ingested and built, the API's
+``refresh()`` after it; a no-new-events build (and whether it left every table as it was); the
 warehouse's bytes on disk. The figures, targets and plots go into ``BENCHMARKS.md`` between markers
 (``scale_report``).
 """
 
 from __future__ import annotations
 
+import functools
 import gc
+import itertools
 import os
 import shutil
 from dataclasses import dataclass
@@ -43,6 +46,7 @@ from python_jobs.tools.bench.lineage import parse_and_write_floor
 from python_jobs.tools.bench.parsers import python_parse_floor, text_parse_floor
 from python_jobs.tools.bench.read_api import LATENCY_CASES, snapshot_counts, time_cases
 from python_jobs.tools.bench.scale_report import (
+    LIVE_PENDING,
     Cost,
     Latency,
     ScaleResult,
@@ -98,6 +102,16 @@ def warehouse_bytes(spark: SparkSession, scoped: Settings) -> int:
     return total
 
 
+def time_live_view(api: MarquezReadApi, events: Path, count: int) -> float:
+    """Seconds to build the read API's live view with the first ``count`` events of ``events`` accepted (by the
+    collector, in serve) and not yet built: what the first read after them waits for."""
+    with events.open("rb") as lines:
+        for line in itertools.islice(lines, count):
+            api.live.accept(line.rstrip(b"\n"))
+    seconds, _ = timed(api.live.view)
+    return seconds
+
+
 def measure_size(spark: SparkSession, settings: Settings, config: ScaleConfig, work_dir: Path, size: int,
                  figures: Figures) -> ScaleResult:
     part = f"{size:,} events"
@@ -138,9 +152,12 @@ def measure_size(spark: SparkSession, settings: Settings, config: ScaleConfig, w
                                                        for case, value in latency.items()))
 
         write_events(config.spec(config.increment, first_run=(size + 1) // 2), more)
+        live_view = time_live_view(api, more, LIVE_PENDING)
+        figures.add(part, f"live view of {LIVE_PENDING:,} pending events s", f"{live_view:.2f}")
+        api.live.begin_round()  # the pending events are the batch's: its build absorbs them, as in serve
         increment_ingest, _ = timed(lambda: ingest_lineage(spark, scoped, [more]))
         increment_build, _ = timed(lambda: run_dbt(scoped, BENCH_BUILD))
-        refresh, _ = timed(api.refresh)
+        refresh, _ = timed(functools.partial(api.refresh, absorbed=True))
         refresh_parts = describe_laps(api.refresh_seconds)
         figures.add(part, f"+{config.increment:,}: ingest / build / refresh s",
                     f"{increment_ingest:.1f} / {increment_build:.1f} / {refresh:.1f}")
@@ -162,7 +179,7 @@ def measure_size(spark: SparkSession, settings: Settings, config: ScaleConfig, w
             increment_ingest_seconds=increment_ingest, increment_build_seconds=increment_build,
             refresh_seconds=refresh, noop_build_seconds=noop, noop_unchanged=unchanged, warehouse_bytes=on_disk,
             jvm_peak_rss_bytes=peak_rss_bytes(jvm_pid(spark)), load_before=load_before, load_after=load_average(),
-            text_floor=text_floor, python_floor=python_floor, refresh_parts=refresh_parts,
+            text_floor=text_floor, python_floor=python_floor, refresh_parts=refresh_parts, live_view_seconds=live_view,
         )
     finally:
         if not config.keep:  # the next size needs the disk
@@ -191,7 +208,8 @@ PLOTS = (
      (("RSS after load", lambda r: r.api_rss_bytes / 2**30), ("growth by the load", lambda r:
                                                                 r.api_rss_growth_bytes / 2**30))),
     ("scale_api_refresh", "Read API load and refresh against history size", "seconds",
-     (("first load", lambda r: r.api_load_seconds), ("refresh after the batch build", lambda r: r.refresh_seconds))),
+     (("first load", lambda r: r.api_load_seconds), ("refresh after the batch build", lambda r: r.refresh_seconds),
+      (f"live view of {LIVE_PENDING:,} pending events", lambda r: r.live_view_seconds or 0.0))),
     ("scale_bytes_per_event", "Bytes per event against history size", "bytes per event",
      (("input NDJSON", lambda r: r.input_bytes_per_event), ("warehouse on disk", lambda r:
                                                             r.warehouse_bytes_per_event))),
