@@ -80,7 +80,7 @@ class VersionedReads:
         found = snap.run_index.get(run_uuid)
         if found is None or snap.runs is None:
             return None
-        return snap.runs.table.slice(found[1], 1).to_pylist()[0]
+        return snap.runs.row(found[1])  # a pending run's row too, in the live view (its position is negative)
 
     def _job_version(self, history: JobHistory, entry: JobVersion) -> dict[str, Any]:
         row = self._run_row(entry.latest_run.run_uuid)

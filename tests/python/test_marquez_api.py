@@ -894,6 +894,76 @@ def test_lineage_page_as_of(versioned, base_url):
 CLIENT_NS = "client.calls"
 
 
+MORE_MIX_RUNS = ("0000000a-0000-4000-8000-000000000006", "0000000a-0000-4000-8000-000000000007")
+LATER_REPORT_RUN = "0000000a-0000-4000-8000-000000000008"
+
+
+def _versions_answers(client: MarquezClient, base_url: str) -> dict:
+    """What the read API says of ``mix`` and ``report``'s versions and runs, the parts the live overlay derives
+    (facets and schemas are known only after the build)."""
+    def run(run_id: str) -> dict:
+        body = client.get_job_run(run_id)
+        return {"state": body["state"], "jobVersion": body["jobVersion"],
+                "nominal": (body["nominalStartTime"], body["nominalEndTime"]),
+                "read": [v["datasetVersionId"] for v in body["inputDatasetVersions"]],
+                "wrote": [v["datasetVersionId"] for v in body["outputDatasetVersions"]]}
+
+    answers: dict = {run_id: run(run_id) for run_id in (*MIX_RUNS, *MORE_MIX_RUNS, REPORT_RUN, LATER_REPORT_RUN)}
+    for job in ("mix", "report"):
+        answers[job] = {key: value for key, value in client.get_job(VERSIONS_NS, job).items()
+                        if key in ("currentVersion", "inputs", "outputs", "latestRun")}
+        answers[job]["latestRun"] = answers[job]["latestRun"]["id"]
+        answers[f"{job} versions"] = [
+            (v["version"], v["createdAt"], v["latestRun"]["id"], v["inputs"], v["outputs"])
+            for v in httpx.get(_versions_url(base_url, job)).json()["versions"]]
+        answers[f"{job} runs"] = [r["id"] for r in client.list_job_runs(VERSIONS_NS, job)["runs"]]
+    answers["lineage"] = _graph(base_url, f"job:{VERSIONS_NS}:mix", depth=2)
+    for node in answers["lineage"].values():  # a job's parent and its latest run's facets come from facets
+        for key in ("parentJobName", "parentJobUuid"):
+            node["data"].pop(key, None)
+        if node["data"].get("latestRun"):
+            node["data"]["latestRun"].pop("facets")
+    return answers
+
+
+def test_pending_runs_of_jobs_with_history_read_as_they_will_after_their_build(
+        versioned, app, api, base_url, client, landing, spark, warehouse):
+    """Runs sent to the collector for jobs the snapshot has histories of go into those histories at once (the live
+    overlay splices them: job_versions.spliced_history): ``mix`` reads ``a`` again on Feb 3rd (its first version
+    again, now current) and, between its two built runs, starts a run reading ``b`` and ``c`` (a third version,
+    never finished); ``report`` reads ``out`` after that. The build round then changes none of the answers."""
+    transport = HttpTransport(HttpConfig.from_dict({"type": "http", "url": base_url}))
+    events = (_versioned_run(MORE_MIX_RUNS[0], "mix", "2026-02-03T00", ["a"], ["out"])
+              + _versioned_run(MORE_MIX_RUNS[1], "mix", "2026-02-02T12", ["b", "c"], ["out"])[:1]
+              + _versioned_run(LATER_REPORT_RUN, "report", "2026-02-03T06", ["out"], ["report"]))
+    for event in events:
+        assert transport.emit(event).status_code == 201
+    before = _versions_answers(client, base_url)
+    old, new = (job_version_id(VERSIONS_NS, "mix", [(VERSIONS_DB, name)], [(VERSIONS_DB, "out")], MIX_LOCATION)
+                for name in ("a", "b"))
+    unfinished = job_version_id(VERSIONS_NS, "mix", [(VERSIONS_DB, "b"), (VERSIONS_DB, "c")],
+                                [(VERSIONS_DB, "out")], MIX_LOCATION)
+    assert before["mix runs"] == [MORE_MIX_RUNS[0], MORE_MIX_RUNS[1], MIX_RUNS[1], MIX_RUNS[0]]
+    assert [(v[0], v[2]) for v in before["mix versions"]] == [
+        (unfinished, MORE_MIX_RUNS[1]), (new, MIX_RUNS[1]), (old, MORE_MIX_RUNS[0])]
+    assert before["mix"] == {"currentVersion": old, "inputs": [{"namespace": VERSIONS_DB, "name": "a"}],
+                             "outputs": [{"namespace": VERSIONS_DB, "name": "out"}], "latestRun": MORE_MIX_RUNS[0]}
+    assert before[MIX_RUNS[0]]["jobVersion"]["version"] == before[MORE_MIX_RUNS[0]]["jobVersion"]["version"] == old
+    assert (before[MORE_MIX_RUNS[1]]["state"], before[MORE_MIX_RUNS[1]]["jobVersion"]["version"]) == (
+        "RUNNING", unfinished)
+    assert before[MORE_MIX_RUNS[0]]["nominal"] == ("2026-02-03T00:00:00Z", "2026-02-03T00:30:00Z")
+    assert before[LATER_REPORT_RUN]["read"] == [{"namespace": VERSIONS_DB, "name": "out", "version":
+                                                 keys.dataset_version_uuid(VERSIONS_DB, "out", MORE_MIX_RUNS[0])}]
+
+    api.live.begin_round()
+    app.state.collector.seal_now()
+    report = run_round(spark, warehouse, landing, dbt_command=API_BUILD)
+    assert report.built and report.ingest.accepted == len(events)
+    api.refresh(absorbed=report.ok)
+    assert api.live.pending_count() == 0
+    assert _versions_answers(client, base_url) == before
+
+
 def _names(rows: list[dict]) -> set[str]:
     return {row["name"] for row in rows}
 
