@@ -32,8 +32,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from python_jobs import keys
 from python_jobs.marquez_api.graph import LineageGraph, dataset_node_id, job_node_id
@@ -44,6 +42,7 @@ from python_jobs.marquez_api.job_versions import (
     build_history,
     run_definitions,
     spliced_history,
+    to_micros,
 )
 from python_jobs.marquez_api.live_events import DatasetKey, Folded, RunFold
 from python_jobs.marquez_api.snapshot import Slices, Snapshot, iso
@@ -51,9 +50,6 @@ from python_jobs.marquez_api.version_loading import VersionState, nominal_iso
 
 TERMINAL_STATES = frozenset({"COMPLETE", "FAIL", "ABORT"})
 _EARLIEST = datetime.min.replace(tzinfo=UTC)
-# Versions read per step past the first one created by a run's read: those it skips are few (its own, a
-# dataset's input version).
-_WINDOW = 8
 
 
 def utc(moment: datetime | None) -> datetime | None:
@@ -242,22 +238,21 @@ class _Merge:
 def newest_written_by_then(versions: Slices, dataset_uuid: str, run_id: str,
                            read_at: datetime) -> tuple[datetime, str] | None:
     """The creation time and id of the snapshot's newest version of a dataset created by ``read_at`` that another
-    run wrote: found from the first version at or before ``read_at`` (the dataset's rows are newest first), over
-    the two columns it needs, not by turning all of the dataset's versions into rows."""
+    run wrote: a binary search for the first version at or before ``read_at`` (the dataset's rows are newest
+    first), then a step past the few that the reading run or no run wrote. Scalars, not rows: a pending input
+    costs microseconds however many versions its dataset has."""
     start, stop = versions.ranges.get(dataset_uuid, (0, 0))
     if stop <= start:
         return None
     created = versions.table.column("created_at").slice(start, stop - start)
-    by_then = pc.less_equal(created, pa.scalar(read_at, type=created.type))
-    at = pc.index(pc.fill_null(by_then, False), True).as_py()
+    stop -= created.null_count  # versions without a time sort last and were created at no time before a read
+    # Microseconds, newest first.
+    newest_first = np.asarray(created.to_numpy(), dtype="datetime64[us]").view(np.int64)[:stop - start]
+    at = stop - int(np.searchsorted(newest_first[::-1], to_micros(read_at), side="right"))
     writers = versions.table.column("run_uuid")
-    while 0 <= at < stop - start:
-        window = writers.slice(start + at, min(_WINDOW, stop - start - at)).to_pylist()
-        for offset, writer in enumerate(window):
-            if writer not in (None, run_id):
-                found = start + at + offset
-                return created[at + offset].as_py(), versions.table.column("version")[found].as_py()
-        at += len(window)
+    for position in range(at, stop):
+        if writers[position].as_py() not in (None, run_id):
+            return created[position - start].as_py(), versions.table.column("version")[position].as_py()
     return None
 
 

@@ -445,51 +445,6 @@ def _fresh_answers(client: MarquezClient, base_url: str) -> dict:
     }
 
 
-def test_an_accepted_event_reads_at_once_and_the_same_after_the_build(
-        app, api, base_url, client, landing, spark, warehouse):
-    """A 201 is readable at once (the live overlay); the build round then absorbs it and the
-    answers do not change."""
-    transport = HttpTransport(HttpConfig.from_dict({"type": "http", "url": base_url}))
-    delivery = {"namespace": FOOD, "name": "public.delivery_7_days"}
-    start = run_event(eventType="START", eventTime="2026-02-01T10:00:00.123456Z", run={"runId": FRESH_RUN},
-                      job=FRESH_JOB, inputs=[delivery], outputs=[FRESH_OUTPUT])
-    complete = run_event(eventType="COMPLETE", eventTime="2026-02-01T10:02:00Z", run={"runId": FRESH_RUN},
-                         job=FRESH_JOB, inputs=[], outputs=[FRESH_OUTPUT])
-    for event in (start, complete):
-        assert transport.emit(event).status_code == 201
-    before = _fresh_answers(client, base_url)
-    run = before["run"]
-    assert (run["state"], run["startedAt"], run["endedAt"], run["durationMs"]) == (
-        "COMPLETED", "2026-02-01T10:00:00.123456Z", "2026-02-01T10:02:00Z", 119876)
-    current = client.get_dataset(FOOD, "public.delivery_7_days")["currentVersion"]
-    assert run["inputVersions"] == [{**delivery, "version": current}]
-    assert run["outputVersions"] == [{**FRESH_OUTPUT, "version": before["output"]["currentVersion"]}]
-    job = before["job"]
-    assert job["inputs"] == [delivery] and job["outputs"] == [FRESH_OUTPUT]
-    assert job["latestRun"]["id"] == FRESH_RUN and before["runs"]["totalCount"] == 1
-    assert before["versions"]["versions"][0]["createdByRun"]["id"] == FRESH_RUN
-    job_node = f"job:{FRESH_JOB['namespace']}:{FRESH_JOB['name']}"
-    edges = {(e["origin"], e["destination"]) for node in before["lineage"]["graph"] for e in node["outEdges"]
-             if job_node in (e["origin"], e["destination"])}
-    assert edges == {(f"dataset:{FOOD}:public.delivery_7_days", job_node),
-                     (job_node, f"dataset:{FRESH_OUTPUT['namespace']}:{FRESH_OUTPUT['name']}")}
-
-    # One build round as serve runs it: mark, seal, ingest + build, refresh.
-    api.live.begin_round()
-    app.state.collector.seal_now()
-    report = run_round(spark, warehouse, landing, dbt_command=API_BUILD)
-    assert report.built and report.ingest.accepted >= 2
-    assert _fresh_answers(client, base_url) == before  # the overlay still answers during the round
-    api.refresh(absorbed=report.ok)
-    assert api.live.pending_count() == 0
-    after = _fresh_answers(client, base_url)
-    # The new version's schema version comes from the build (empty and merged schemas are keyed
-    # there): null until then, as the README's freshness paragraph says. Everything else is the same.
-    assert before["versions"]["versions"][0].pop("schemaVersion") is None
-    assert after["versions"]["versions"][0].pop("schemaVersion") is not None
-    assert after == before
-
-
 def test_tags_from_facets_and_job_types():
     facet = {"tags": {"tags": [{"key": "pii", "value": "true", "source": "USER"}, {"key": "team"},
                                {"key": "email_tag", "field": "email"}, "not-a-tag"]}}
@@ -926,19 +881,37 @@ def _versions_answers(client: MarquezClient, base_url: str) -> dict:
     return answers
 
 
-def test_pending_runs_of_jobs_with_history_read_as_they_will_after_their_build(
-        versioned, app, api, base_url, client, landing, spark, warehouse):
-    """Runs sent to the collector for jobs the snapshot has histories of go into those histories at once (the live
-    overlay splices them: job_versions.spliced_history): ``mix`` reads ``a`` again on Feb 3rd (its first version
-    again, now current) and, between its two built runs, starts a run reading ``b`` and ``c`` (a third version,
-    never finished); ``report`` reads ``out`` after that. The build round then changes none of the answers."""
-    transport = HttpTransport(HttpConfig.from_dict({"type": "http", "url": base_url}))
-    events = (_versioned_run(MORE_MIX_RUNS[0], "mix", "2026-02-03T00", ["a"], ["out"])
-              + _versioned_run(MORE_MIX_RUNS[1], "mix", "2026-02-02T12", ["b", "c"], ["out"])[:1]
-              + _versioned_run(LATER_REPORT_RUN, "report", "2026-02-03T06", ["out"], ["report"]))
-    for event in events:
+def _emit_fresh_run(transport: HttpTransport) -> None:
+    """A run of a job and datasets the warehouse has never seen: START and COMPLETE."""
+    delivery = {"namespace": FOOD, "name": "public.delivery_7_days"}
+    start = run_event(eventType="START", eventTime="2026-02-01T10:00:00.123456Z", run={"runId": FRESH_RUN},
+                      job=FRESH_JOB, inputs=[delivery], outputs=[FRESH_OUTPUT])
+    complete = run_event(eventType="COMPLETE", eventTime="2026-02-01T10:02:00Z", run={"runId": FRESH_RUN},
+                         job=FRESH_JOB, inputs=[], outputs=[FRESH_OUTPUT])
+    for event in (start, complete):
         assert transport.emit(event).status_code == 201
-    before = _versions_answers(client, base_url)
+
+
+def _check_fresh_run(client: MarquezClient, before: dict) -> None:
+    delivery = {"namespace": FOOD, "name": "public.delivery_7_days"}
+    run = before["run"]
+    assert (run["state"], run["startedAt"], run["endedAt"], run["durationMs"]) == (
+        "COMPLETED", "2026-02-01T10:00:00.123456Z", "2026-02-01T10:02:00Z", 119876)
+    current = client.get_dataset(FOOD, "public.delivery_7_days")["currentVersion"]
+    assert run["inputVersions"] == [{**delivery, "version": current}]
+    assert run["outputVersions"] == [{**FRESH_OUTPUT, "version": before["output"]["currentVersion"]}]
+    job = before["job"]
+    assert job["inputs"] == [delivery] and job["outputs"] == [FRESH_OUTPUT]
+    assert job["latestRun"]["id"] == FRESH_RUN and before["runs"]["totalCount"] == 1
+    assert before["versions"]["versions"][0]["createdByRun"]["id"] == FRESH_RUN
+    job_node = f"job:{FRESH_JOB['namespace']}:{FRESH_JOB['name']}"
+    edges = {(e["origin"], e["destination"]) for node in before["lineage"]["graph"] for e in node["outEdges"]
+             if job_node in (e["origin"], e["destination"])}
+    assert edges == {(f"dataset:{FOOD}:public.delivery_7_days", job_node),
+                     (job_node, f"dataset:{FRESH_OUTPUT['namespace']}:{FRESH_OUTPUT['name']}")}
+
+
+def _check_spliced_runs(before: dict) -> None:
     old, new = (job_version_id(VERSIONS_NS, "mix", [(VERSIONS_DB, name)], [(VERSIONS_DB, "out")], MIX_LOCATION)
                 for name in ("a", "b"))
     unfinished = job_version_id(VERSIONS_NS, "mix", [(VERSIONS_DB, "b"), (VERSIONS_DB, "c")],
@@ -955,13 +928,40 @@ def test_pending_runs_of_jobs_with_history_read_as_they_will_after_their_build(
     assert before[LATER_REPORT_RUN]["read"] == [{"namespace": VERSIONS_DB, "name": "out", "version":
                                                  keys.dataset_version_uuid(VERSIONS_DB, "out", MORE_MIX_RUNS[0])}]
 
+
+def test_accepted_events_read_at_once_and_the_same_after_the_build(
+        versioned, app, api, base_url, client, landing, spark, warehouse):
+    """A 201 is readable at once (the live overlay); the build round then absorbs it and the answers do not
+    change. A run of a new job; and runs of jobs the snapshot has histories of, which the overlay splices into
+    them (job_versions.spliced_history): ``mix`` reads ``a`` again on Feb 3rd (its first version again, now
+    current) and, between its two built runs, starts a run reading ``b`` and ``c`` (a third version, never
+    finished); ``report`` reads ``out`` after that."""
+    transport = HttpTransport(HttpConfig.from_dict({"type": "http", "url": base_url}))
+    _emit_fresh_run(transport)
+    events = (_versioned_run(MORE_MIX_RUNS[0], "mix", "2026-02-03T00", ["a"], ["out"])
+              + _versioned_run(MORE_MIX_RUNS[1], "mix", "2026-02-02T12", ["b", "c"], ["out"])[:1]
+              + _versioned_run(LATER_REPORT_RUN, "report", "2026-02-03T06", ["out"], ["report"]))
+    for event in events:
+        assert transport.emit(event).status_code == 201
+    before = {"fresh": _fresh_answers(client, base_url), "spliced": _versions_answers(client, base_url)}
+    _check_fresh_run(client, before["fresh"])
+    _check_spliced_runs(before["spliced"])
+
+    # One build round as serve runs it: mark, seal, ingest + build, refresh.
     api.live.begin_round()
     app.state.collector.seal_now()
     report = run_round(spark, warehouse, landing, dbt_command=API_BUILD)
-    assert report.built and report.ingest.accepted == len(events)
+    assert report.built and report.ingest.accepted >= 2 + len(events)
+    # The overlay still answers during the round.
+    assert {"fresh": _fresh_answers(client, base_url), "spliced": _versions_answers(client, base_url)} == before
     api.refresh(absorbed=report.ok)
     assert api.live.pending_count() == 0
-    assert _versions_answers(client, base_url) == before
+    after = {"fresh": _fresh_answers(client, base_url), "spliced": _versions_answers(client, base_url)}
+    # The new version's schema version comes from the build (empty and merged schemas are keyed
+    # there): null until then, as the README's freshness paragraph says. Everything else is the same.
+    assert before["fresh"]["versions"]["versions"][0].pop("schemaVersion") is None
+    assert after["fresh"]["versions"]["versions"][0].pop("schemaVersion") is not None
+    assert after == before
 
 
 def _names(rows: list[dict]) -> set[str]:

@@ -256,7 +256,7 @@ def test_the_version_a_pending_run_read_is_the_newest_another_run_wrote_by_then(
     # Another dataset's versions sort right after this one's: a search must not run into them.
     dataset, after = sorted([keys.dataset_uuid("db", "a"), keys.dataset_uuid("db", "b")])
     rows = [(_at(5), "v5", "other")] + [(_at(4, minute), f"v4-{minute:02d}", OLD_RUN) for minute in range(12)]
-    rows += [(_at(3), "v3", None), (_at(2), "v2", "writer"), (_at(1), "v1", "first")]
+    rows += [(_at(3), "v3", None), (_at(2), "v2", "writer"), (_at(1), "v1", "first"), (None, "v-untimed", "other")]
     others = [(_at(hour), f"other-{hour}", "other") for hour in range(6)]
     owners = [dataset] * len(rows) + [after] * len(others)
     rows += others
