@@ -240,18 +240,15 @@ def _uuid_text(value: object) -> str:
     return value if isinstance(value, str) else value.as_py()  # type: ignore[attr-defined]
 
 
-def _insertion_points(base: RunDefinitions, kept: np.ndarray, added: list[RunDefinition]) -> np.ndarray:
-    """Where each added run (in run order) goes among the kept base runs: binary searches on the two time keys,
-    then the uuids of the few kept runs with the very same times."""
+def _insertion_points(base: RunDefinitions, kept: np.ndarray, added: list[RunDefinition],
+                      added_first: np.ndarray, added_second: np.ndarray) -> np.ndarray:
+    """Where each added run (in run order, with its two ``run_order_keys``) goes among the kept base runs: binary
+    searches on the two time keys, then the uuids of the few kept runs with the very same times."""
     first, second = run_order_keys(base.started[kept], base.created[kept])
-    added_first, added_second = run_order_keys(
-        np.array([to_micros(run.started_at) for run in added], dtype=np.int64),
-        np.array([to_micros(run.created_at) for run in added], dtype=np.int64))
     points = np.empty(len(added), dtype=np.int64)
     for i, run in enumerate(added):
         low = int(np.searchsorted(first, added_first[i], side="left"))
-        high = int(np.searchsorted(first, added_first[i], side="right"))
-        ties = second[low:high]
+        ties = second[low:int(np.searchsorted(first, added_first[i], side="right"))]
         low, high = (low + int(np.searchsorted(ties, added_second[i], side="left")),
                      low + int(np.searchsorted(ties, added_second[i], side="right")))
         while low < high and _uuid_text(base.run_uuids[int(kept[low])]) < run.run_uuid:
@@ -268,9 +265,13 @@ def spliced_history(base: JobHistory, replaced_ranks: Iterable[int],
     rank (in ``added``'s order) and each base rank's new rank (-1 where replaced)."""
     runs = base.runs
     kept = np.delete(np.arange(len(runs), dtype=np.int64), np.fromiter(replaced_ranks, dtype=np.int64))
-    order = sorted(range(len(added)), key=lambda i: (*_order_of(added[i]), added[i].run_uuid))
+    started = np.array([to_micros(run.started_at) for run in added], dtype=np.int64)
+    created = np.array([to_micros(run.created_at) for run in added], dtype=np.int64)
+    first, second = run_order_keys(started, created)
+    order = sorted(range(len(added)), key=lambda i: (int(first[i]), int(second[i]), added[i].run_uuid))
     in_order = [added[i] for i in order]
-    source = np.insert(kept, _insertion_points(runs, kept, in_order), -1 - np.arange(len(in_order), dtype=np.int64))
+    points = _insertion_points(runs, kept, in_order, first[order], second[order])
+    source = np.insert(kept, points, -1 - np.arange(len(in_order), dtype=np.int64))
     index = {definition: at for at, definition in enumerate(runs.definitions)}
     definitions = list(runs.definitions)
     added_versions = np.empty(len(in_order), dtype=np.int32)
@@ -291,8 +292,7 @@ def spliced_history(base: JobHistory, replaced_ranks: Iterable[int],
 
     columns = RunDefinitions(
         run_uuids=SplicedUuids(runs.run_uuids, [run.run_uuid for run in in_order], source),
-        started=spliced(runs.started, np.array([to_micros(r.started_at) for r in in_order], dtype=np.int64)),
-        created=spliced(runs.created, np.array([to_micros(r.created_at) for r in in_order], dtype=np.int64)),
+        started=spliced(runs.started, started[order]), created=spliced(runs.created, created[order]),
         version_of_run=spliced(runs.version_of_run, added_versions), definitions=definitions,
     )
     added_ranks = np.empty(len(added), dtype=np.int64)
@@ -300,12 +300,6 @@ def spliced_history(base: JobHistory, replaced_ranks: Iterable[int],
     base_ranks = np.full(len(runs), -1, dtype=np.int64)
     base_ranks[base_rows] = np.flatnonzero(from_base)
     return history_of_columns(base.namespace, base.name, columns), added_ranks, base_ranks
-
-
-def _order_of(run: RunDefinition) -> tuple[int, int]:
-    first, second = run_order_keys(np.array([to_micros(run.started_at)], dtype=np.int64),
-                                   np.array([to_micros(run.created_at)], dtype=np.int64))
-    return int(first[0]), int(second[0])
 
 
 def run_definitions(

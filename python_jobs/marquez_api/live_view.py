@@ -403,7 +403,7 @@ class LayeredRunDefinitions(Mapping[str, RunDefinition]):
         definition = self._base[run]
         located = self._base_runs.get(run)
         shift = self._shifts.get(located[0]) if located is not None else None
-        if shift is None or located is None:
+        if shift is None:
             return definition
         return self._histories[located[0]].runs.run(int(shift[definition.rank]))
 
@@ -415,31 +415,15 @@ class LayeredRunDefinitions(Mapping[str, RunDefinition]):
         return sum(1 for _ in self)
 
 
-def _pending_definitions(merge: _Merge, namespace: str, name: str, runs: list[dict[str, Any]]) -> list[RunDefinition]:
-    """The definitions of one job's pending runs (run order): their inputs and outputs merged with the snapshot's,
-    the ``sourceCodeLocation`` their events carried, else the snapshot's."""
-    known = merge.base.version_state.run_definitions
-    io = {run["uuid"]: [(r["io_type"], (r["namespace_name"], r["name"])) for r in merge.io[run["uuid"]]]
-          for run in runs}
-    locations: dict[str, str | None] = {}
-    for run in runs:
-        fold = merge.folded.runs.get(run["uuid"])
-        before = known.get(run["uuid"])
-        locations[run["uuid"]] = (fold.location[1] if fold is not None and fold.location
-                                  else before.location if before is not None else None)
-    return run_definitions(namespace, name, runs, io, locations)
-
-
-def _rebuilt_history(merge: _Merge, namespace: str, name: str, job_uuid: str,
-                     runs: LayeredSlices) -> list[RunDefinition]:
-    """A pending job the snapshot holds no history of: its definitions over all its runs (the pending ones
-    alone for a new job)."""
-    state = merge.base.version_state
-    rows = runs.rows(job_uuid)
+def _definitions_of(merge: _Merge, namespace: str, name: str, rows: list[dict[str, Any]]) -> list[RunDefinition]:
+    """The definitions of runs of one job: a pending run's inputs and outputs merged with the snapshot's, another
+    run's as the snapshot has them; the ``sourceCodeLocation`` the pending events carried, else the snapshot's.
+    Their ranks are their places in ``rows``."""
+    known_definitions = merge.base.version_state.run_definitions
     io: dict[str, list[tuple[str, DatasetRef]]] = {}
     locations: dict[str, str | None] = {}
     for row in rows:
-        known = state.run_definitions.get(row["uuid"])
+        known = known_definitions.get(row["uuid"])
         if row["uuid"] in merge.io:
             io[row["uuid"]] = [(r["io_type"], (r["namespace_name"], r["name"])) for r in merge.io[row["uuid"]]]
         elif known is not None:
@@ -469,15 +453,14 @@ def _merged_version_state(merge: _Merge, jobs: dict[DatasetKey, dict[str, Any]],
     for job_uuid, pending in pending_by_job.items():
         namespace, name = job_keys[job_uuid]
         base = state.histories.get(job_uuid)
-        if base is None:
-            definitions = _rebuilt_history(merge, namespace, name, job_uuid, runs)
+        if base is None:  # no history in the snapshot (a new job): one from all its runs
+            definitions = _definitions_of(merge, namespace, name, runs.rows(job_uuid))
             histories[job_uuid] = build_history(namespace, name, definitions)
             ranks.update((d.run_uuid, (job_uuid, d.rank)) for d in definitions)
         else:
-            pending.sort(key=run_order_key)
             replaced = [known.rank for known in (state.run_definitions.get(run["uuid"]) for run in pending
                                                  if not run.get("live_only")) if known is not None]
-            added = _pending_definitions(merge, namespace, name, pending)
+            added = _definitions_of(merge, namespace, name, pending)
             histories[job_uuid], added_ranks, shifts[job_uuid] = spliced_history(base, replaced, added)
             ranks.update((d.run_uuid, (job_uuid, int(rank))) for d, rank in zip(added, added_ranks, strict=True))
         for version in histories[job_uuid].versions.values():
