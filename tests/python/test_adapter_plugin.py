@@ -107,3 +107,58 @@ def test_session_cursor_configures_spark_once_per_connection(spark, monkeypatch)
     assert len(built) == 1
     assert connection.configured_session() is connection.session
     assert SettingsOnceConnection(server_side_parameters={}).configured_session().sparkContext is spark.sparkContext
+
+
+@pytest.fixture(scope="module")
+def seed_project(plugin_settings, tmp_path_factory):
+    """The plugin's test project with a seed, in a folder of its own: the test edits the CSV."""
+    import shutil
+    from dataclasses import replace
+
+    from python_jobs.settings import PROJECT_DIR
+
+    folder = tmp_path_factory.mktemp("seed-project") / "project"
+    shutil.copytree(PROJECT_DIR / ADAPTER_PROJECT, folder)
+    (folder / "seeds").mkdir()
+    (folder / "seeds" / "letters.csv").write_text("letter,position\na,1\nb,2\n", encoding="utf-8")
+    (folder / "dbt_project.yml").write_text(
+        (folder / "dbt_project.yml").read_text(encoding="utf-8")
+        + 'seed-paths: ["seeds"]\nseeds:\n  adapter_plugin_check:\n    +schema: plugin_check\n', encoding="utf-8")
+    return replace(plugin_settings, project_dir=folder)
+
+
+def test_a_seed_loads_when_its_csv_changed_and_is_kept_otherwise(seed_project, spark):
+    table = "plugin_plugin_check.letters"
+
+    def seed(*flags: str) -> str:
+        outcome = run_dbt(seed_project, ["seed", *flags])
+        [result] = outcome.result.results
+        return str(result.adapter_response.get("_message") or result.message)
+
+    def state() -> tuple[list[tuple], str | None, str | None]:
+        rows = sorted((r.letter, r.position) for r in spark.table(table).collect())
+        properties = {r.key: r.value for r in spark.sql(f"show tblproperties {table}").collect()}
+        return rows, properties.get("lineage.seed_checksum"), properties.get("transient_lastDdlTime")
+
+    spark.sql(f"drop table if exists {table}")
+    assert seed() == "INSERT 2"
+    loaded = state()
+    assert loaded[0] == [("a", 1), ("b", 2)]
+    assert loaded[1]  # recorded after the rows were in
+
+    assert seed() == "KEPT"
+    assert state() == loaded  # not dropped, created or written again
+
+    (seed_project.project_dir / "seeds" / "letters.csv").write_text("letter,position\na,1\nb,2\nc,3\n",
+                                                                     encoding="utf-8")
+    assert seed() == "INSERT 3"
+    changed = state()
+    assert changed[0] == [("a", 1), ("b", 2), ("c", 3)]
+    assert changed[1] not in (None, loaded[1])
+    assert seed() == "KEPT"
+
+    # A table that lost its rows some other way is loaded again on --full-refresh, as dbt always does.
+    spark.sql(f"truncate table {table}")
+    assert seed() == "KEPT"
+    assert seed("--full-refresh") == "CREATE 3"
+    assert state()[0] == changed[0]
