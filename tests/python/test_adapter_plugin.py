@@ -162,3 +162,50 @@ def test_a_seed_loads_when_its_csv_changed_and_is_kept_otherwise(seed_project, s
     assert seed() == "KEPT"
     assert seed("--full-refresh") == "CREATE 3"
     assert state()[0] == changed[0]
+
+
+def test_an_upstream_question_is_asked_once_per_invocation():
+    """``upstream_scalar``: models of one dbt invocation asking the same question of their upstream share one
+    answer, also when they ask at the same moment; another invocation asks again; a failed question is not
+    kept."""
+    import threading
+    import time
+    from collections import OrderedDict
+    from types import SimpleNamespace
+
+    from dbt.adapters.spark_python.impl import KEPT_INVOCATIONS, SparkPythonAdapter
+
+    asked: list[str] = []
+    answers = iter(range(100))
+
+    def execute(sql: str, fetch: bool):
+        asked.append(sql)
+        time.sleep(0.2)  # long enough for the other thread to ask meanwhile
+        if sql == "fails":
+            raise RuntimeError("metastore down")
+        return None, SimpleNamespace(rows=[[next(answers)]])
+
+    adapter = SimpleNamespace(_upstream_answers=OrderedDict(), _upstream_lock=threading.Lock(), execute=execute)
+
+    def ask(sql: str, invocation: str) -> int:
+        return SparkPythonAdapter.upstream_scalar(adapter, sql, invocation)
+
+    at_once: list[int] = []
+    threads = [threading.Thread(target=lambda: at_once.append(ask("q", "run-1"))) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert at_once == [0, 0] and asked == ["q"]
+    assert ask("q", "run-1") == 0 and ask("other", "run-1") == 1
+    assert ask("q", "run-2") == 2  # a later build asks again
+    assert asked == ["q", "other", "q"]
+
+    for _ in range(2):
+        with pytest.raises(RuntimeError, match="metastore down"):
+            ask("fails", "run-2")
+    assert asked.count("fails") == 2
+
+    for number in range(KEPT_INVOCATIONS + 1):
+        ask("q", f"later-{number}")
+    assert "run-1" not in adapter._upstream_answers and len(adapter._upstream_answers) == KEPT_INVOCATIONS

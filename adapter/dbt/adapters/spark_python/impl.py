@@ -1,5 +1,8 @@
 """The adapter: dbt-spark's SparkAdapter with the ``session`` Python submission method."""
 
+import threading
+from collections import OrderedDict
+from concurrent.futures import Future
 from typing import Any
 
 from dbt.adapters.base import PythonJobHelper, available
@@ -27,9 +30,15 @@ from dbt.adapters.spark_python.python_submissions import (
 )
 from dbt.adapters.spark_python.relation_text import table_property, top_level_columns
 
+# Upstream answers are kept for this many dbt invocations: those of the invocations still running in the process.
+KEPT_INVOCATIONS = 4
+
 
 class SparkPythonAdapter(SparkAdapter):
     ConnectionManager = SparkPythonConnectionManager  # type: ignore[assignment]
+    # invocation id -> query -> its answer (upstream_scalar); shared by the adapter instances of one process.
+    _upstream_answers: OrderedDict[str, dict[str, Future[Any]]] = OrderedDict()
+    _upstream_lock = threading.Lock()
 
     @classmethod
     def get_adapter_run_info(cls, config: Any) -> AdapterTrackingRelationInfo:
@@ -75,6 +84,32 @@ class SparkPythonAdapter(SparkAdapter):
             return table_property(information, key)
         _, rows = self.execute(f"show tblproperties {relation}", fetch=True)
         return next((str(row[1]) for row in rows if row[0] == key), None)
+
+    @available
+    def upstream_scalar(self, sql: str, invocation_id: str) -> Any:
+        """The first column of the first row of ``sql``, a query that reads only ancestors of the running model,
+        asked once per dbt invocation. By the time a model runs, each of its ancestors has been built and no later
+        node of the invocation writes it, so every model that asks the same question gets the same answer: in a
+        build with no new input, every model reading the staged events asks for the same window. Models asking
+        at the same moment (dbt's other threads) wait for the first one's answer."""
+        with self._upstream_lock:
+            answers = self._upstream_answers.setdefault(invocation_id, {})
+            self._upstream_answers.move_to_end(invocation_id)
+            while len(self._upstream_answers) > KEPT_INVOCATIONS:
+                self._upstream_answers.popitem(last=False)
+            answer = answers.get(sql)
+            asks = answer is None
+            if asks:
+                answer = answers[sql] = Future()
+        if asks:
+            try:
+                _, table = self.execute(sql, fetch=True)
+                answer.set_result(table.rows[0][0] if len(table.rows) else None)
+            except BaseException as error:
+                with self._upstream_lock:
+                    answers.pop(sql, None)  # the next model asks again
+                answer.set_exception(error)
+        return answer.result()
 
     @available
     def column_names(self, relation: BaseRelation) -> list[str]:

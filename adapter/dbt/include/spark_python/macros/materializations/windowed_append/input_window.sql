@@ -55,7 +55,8 @@
         {%- if upto is not none %} and {{ partition['column'] }} <= {{ (upto | int) // partition['rows'] }}{% endif %}
         {%- endif %}
     {%- endset -%}
-    {{ return([run_query(query).columns[0].values()[0] | int, low] | max) }}
+    {#- Asked once per invocation: models reading one upstream from one mark share the answer. -#}
+    {{ return([adapter.upstream_scalar(query, invocation_id) | int, low] | max) }}
 {%- endmacro %}
 
 {#- The window (low, high] with the partitions it spans. -#}
