@@ -9,20 +9,18 @@
 #}
 {% macro ensure_lineage_raw_tables() -%}
     {%- if execute -%}
-        {%- do run_query("create database if not exists " ~ warehouse_schema('raw')) -%}
-        {%- do run_query("create database if not exists " ~ warehouse_schema('audit')) -%}
-        {%- do create_source_table('raw', 'lineage_events', var('file_format')) -%}
-        {%- do lineage_require_partitioned_raw(warehouse_schema('raw') ~ '.lineage_events') -%}
-        {%- do create_source_table('audit', 'lineage_events_rejected', var('file_format')) -%}
+        {%- set listed = {} -%}
+        {%- set raw = create_source_table('raw', 'lineage_events', var('file_format'), listed) -%}
+        {%- do lineage_require_partitioned_raw(raw) -%}
+        {%- do create_source_table('audit', 'lineage_events_rejected', var('file_format'), listed) -%}
     {%- endif -%}
 {%- endmacro %}
 
 {#- Stops the run when raw.lineage_events predates its ingest_block partitions (see above). -#}
-{% macro lineage_require_partitioned_raw(table) -%}
-    {%- set columns = run_query('describe table ' ~ table).columns[0].values() | list -%}
-    {%- if 'ingest_block' not in columns -%}
+{% macro lineage_require_partitioned_raw(relation) -%}
+    {%- if 'ingest_block' not in adapter.column_names(relation) | map('lower') | list -%}
         {{ exceptions.raise_compiler_error(
-            table ~ ' was written by an older version, without ingest_block partitions. Run '
+            relation ~ ' was written by an older version, without ingest_block partitions. Run '
             ~ '`python -m python_jobs ingest lineage` once (with any input, even an empty folder): it '
             ~ 'rewrites the table into the partitioned layout. Then run dbt again.') }}
     {%- endif -%}

@@ -7,11 +7,10 @@
 #}
 {% macro ensure_registry_raw_tables() -%}
     {%- if execute -%}
-        {%- do run_query("create database if not exists " ~ warehouse_schema('raw')) -%}
-        {%- do run_query("create database if not exists " ~ warehouse_schema('audit')) -%}
-        {%- do create_source_table('registry_raw', 'registry_schemas', 'parquet') -%}
-        {%- do create_source_table('registry_audit', 'registry_rejected', 'parquet') -%}
-        {%- do create_source_table('registry_raw', 'sd_events', 'parquet') -%}
-        {%- do create_source_table('registry_audit', 'sd_events_rejected', 'parquet') -%}
+        {%- set listed = {} -%}
+        {%- do create_source_table('registry_raw', 'registry_schemas', 'parquet', listed) -%}
+        {%- do create_source_table('registry_audit', 'registry_rejected', 'parquet', listed) -%}
+        {%- do create_source_table('registry_raw', 'sd_events', 'parquet', listed) -%}
+        {%- do create_source_table('registry_audit', 'sd_events_rejected', 'parquet', listed) -%}
     {%- endif -%}
 {%- endmacro %}

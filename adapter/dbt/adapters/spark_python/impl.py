@@ -112,9 +112,17 @@ class SparkPythonAdapter(SparkAdapter):
         return answer.result()
 
     @available
+    def relations_in(self, database: str | None, schema: str) -> list[BaseRelation]:
+        """The relations of a schema: from dbt's relation cache when it holds the schema, else listed (empty for a
+        schema that does not exist), each with its listing's text (``information``)."""
+        return list(self.list_relations(database, schema))
+
+    @available
     def column_names(self, relation: BaseRelation) -> list[str]:
-        """The table's column names in order, from the cached schema tree when there is one."""
-        names = top_level_columns(self._cached_information(relation))
+        """The table's column names in order, from the schema tree of the relation's listing (its own, or the
+        relation cache's) when there is one."""
+        information = str(getattr(relation, "information", None) or "") or self._cached_information(relation)
+        names = top_level_columns(information)
         return names or [column.name for column in self.get_columns_in_relation(relation)]
 
     def _local_session(self) -> Any | None:
