@@ -132,10 +132,14 @@ def test_bench_scale_at_a_tiny_size(spark, settings, tmp_path: Path) -> None:
         assert all(value.p95_ms > 0 for value in measured.latency.values())
         assert re.fullmatch(r"[\d.]+ s \((.+ [\d.]+, ){3}.+ [\d.]+\)", measured.refresh_parts)  # the slowest four
         assert measured.live_view_seconds is not None and measured.live_view_seconds > 0
+        after, peak = measured.api_rss_after_refresh_bytes, measured.api_refresh_peak_rss_bytes
+        assert after is not None and peak is not None and 0 < after <= peak  # the peak includes the end
     assert table_cells(section, "read API refresh: slowest parts s") == [results[0].refresh_parts]
     assert table_cells(section, f"read API live view of {LIVE_PENDING:,} pending events s") == [
         f"{results[0].live_view_seconds:.2f}"]
     assert table_cells(section, "read / accepted / rejected") == ["2,000 / 2,000 / 0"]
+    assert re.fullmatch(r"[\d.]+ GiB \([\d.]+ GiB\)",
+                        table_cells(section, "read API process RSS after the refresh (peak during it)")[0])
     assert table_cells(section, "no-new-events build s (tables unchanged)")[0].endswith("(yes)")
     for case in LATENCY_CASES:
         assert re.fullmatch(r"[\d.,]+ / [\d.,]+", table_cells(section, f"{case}: p50 / p95 ms")[0])
@@ -221,6 +225,7 @@ def test_bench_refresh_on_a_kept_scale_warehouse(spark, settings, tmp_path: Path
         assert all(live > 0 for _, live, *_ in figures.refreshes)  # the batch's events pending in the live view
         assert f"batch 2: +40 events, live view of the first {LIVE_PENDING:,} pending " in printed
         assert "Ordered by: cumulative time" in printed
+        assert re.search(r"RSS after it [\d,]+ MiB, peak [\d,]+ MiB during it, [\d,]+ minor page faults", printed)
         assert not list((tmp_path / "work").iterdir())  # the batch files are removed
     finally:
         drop_warehouse(spark, scoped)

@@ -27,7 +27,14 @@ from python_jobs.ingest.lineage import ingest_lineage
 from python_jobs.marquez_api.api import MarquezReadApi
 from python_jobs.marquez_api.snapshot import describe_laps
 from python_jobs.settings import Settings
-from python_jobs.tools.bench.harness import BENCH_BUILD, rss_bytes, timed
+from python_jobs.tools.bench.harness import (
+    BENCH_BUILD,
+    minor_faults,
+    peak_rss_bytes,
+    reset_peak_rss,
+    rss_bytes,
+    timed,
+)
 from python_jobs.tools.bench.scale import time_live_view
 from python_jobs.tools.bench.scale_report import LIVE_PENDING
 from python_jobs.tools.generate.lineage import SyntheticSpec, write_events
@@ -100,13 +107,20 @@ def run_refresh(spark: SparkSession, settings: Settings, config: RefreshConfig, 
             path.unlink(missing_ok=True)
         if profiler is not None:
             profiler.enable()
+        peak_measured = reset_peak_rss(os.getpid())
+        faults = minor_faults(os.getpid())
         refresh, _ = timed(functools.partial(api.refresh, absorbed=True))
+        faults = minor_faults(os.getpid()) - faults
         if profiler is not None:
             profiler.disable()
+        after = rss_bytes(os.getpid())
+        peak = f", peak {peak_rss_bytes(os.getpid()) / 2**20:,.0f} MiB during it" if peak_measured else ""
         parts = describe_laps(api.refresh_seconds, 6)
         refreshes.append((config.batch_events, live, build, refresh, parts))
         print(f"batch {number + 1}: +{config.batch_events:,} events, live view of the first {LIVE_PENDING:,} pending "
-              f"{live:.2f} s, build {build:.1f} s, refresh {parts}", flush=True)
+              f"{live:.2f} s, build {build:.1f} s, refresh {parts}; RSS after it {after / 2**20:,.0f} MiB{peak}, "
+              f"{faults:,} minor page faults",
+              flush=True)
     if profiler is not None:
         out = io.StringIO()
         pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(40)

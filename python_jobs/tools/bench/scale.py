@@ -38,6 +38,7 @@ from python_jobs.tools.bench.harness import (
     load_average,
     peak_rss_bytes,
     percentile,
+    reset_peak_rss,
     reset_warehouse,
     rss_bytes,
     timed,
@@ -157,7 +158,10 @@ def measure_size(spark: SparkSession, settings: Settings, config: ScaleConfig, w
         api.live.begin_round()  # the pending events are the batch's: its build absorbs them, as in serve
         increment_ingest, _ = timed(lambda: ingest_lineage(spark, scoped, [more]))
         increment_build, _ = timed(lambda: run_dbt(scoped, BENCH_BUILD))
+        peak_measured = reset_peak_rss(os.getpid())
         refresh, _ = timed(functools.partial(api.refresh, absorbed=True))
+        rss_after_refresh = rss_bytes(os.getpid())
+        refresh_peak = peak_rss_bytes(os.getpid()) if peak_measured else None
         refresh_parts = describe_laps(api.refresh_seconds)
         figures.add(part, f"+{config.increment:,}: ingest / build / refresh s",
                     f"{increment_ingest:.1f} / {increment_build:.1f} / {refresh:.1f}")
@@ -180,6 +184,7 @@ def measure_size(spark: SparkSession, settings: Settings, config: ScaleConfig, w
             refresh_seconds=refresh, noop_build_seconds=noop, noop_unchanged=unchanged, warehouse_bytes=on_disk,
             jvm_peak_rss_bytes=peak_rss_bytes(jvm_pid(spark)), load_before=load_before, load_after=load_average(),
             text_floor=text_floor, python_floor=python_floor, refresh_parts=refresh_parts, live_view_seconds=live_view,
+            api_rss_after_refresh_bytes=rss_after_refresh, api_refresh_peak_rss_bytes=refresh_peak,
         )
     finally:
         if not config.keep:  # the next size needs the disk

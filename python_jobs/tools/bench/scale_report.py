@@ -67,6 +67,10 @@ class ScaleResult:
     # Seconds to lay the first ``LIVE_PENDING`` events of the batch, accepted but not built, over the snapshot
     # (the live view the API answers from between builds: live.py); None where not measured.
     live_view_seconds: float | None = None
+    # The process's resident set once the refresh after the batch build returned, and its peak during that refresh
+    # (the old snapshot serves while the new one is built); None where not measured.
+    api_rss_after_refresh_bytes: int | None = None
+    api_refresh_peak_rss_bytes: int | None = None
 
     @property
     def ingest_rate(self) -> float:
@@ -112,6 +116,13 @@ def _parser_floors(result: ScaleResult) -> str:
     return f"{text.tree_cpu_seconds:,.1f} / {python.tree_cpu_seconds:,.1f}"
 
 
+def _refresh_memory(result: ScaleResult) -> str:
+    after, peak = result.api_rss_after_refresh_bytes, result.api_refresh_peak_rss_bytes
+    if after is None:
+        return "-"
+    return _gib(after) + ("" if peak is None else f" ({_gib(peak)})")
+
+
 def figure_rows(results: list[ScaleResult], cases: tuple[str, ...]) -> list[tuple[str, list[str]]]:
     """The figures table: one row per figure, one cell per size (in ``results``' order)."""
 
@@ -140,6 +151,7 @@ def figure_rows(results: list[ScaleResult], cases: tuple[str, ...]) -> list[tupl
         row("+batch events: build s", lambda r: _s(r.increment_build_seconds)),
         row("read API refresh after the +batch build", lambda r: _s(r.refresh_seconds)),
         row("read API refresh: slowest parts s", lambda r: r.refresh_parts),
+        row("read API process RSS after the refresh (peak during it)", _refresh_memory),
         row(f"read API live view of {LIVE_PENDING:,} pending events s",
             lambda r: "-" if r.live_view_seconds is None else f"{r.live_view_seconds:.2f}"),
         row("no-new-events build s (tables unchanged)", lambda r: f"{_s(r.noop_build_seconds)} "
