@@ -86,7 +86,8 @@ def process_tree_cpu_seconds(root: int) -> float:
 
 
 def peak_rss_bytes(pid: int) -> int:
-    """The process's resident-set high water mark (VmHWM), which only grows."""
+    """The process's resident-set high water mark (VmHWM), which only grows until ``reset_peak_rss`` (the scale
+    area, which resets it, runs last in ``bench all``: the other areas' whole-run peaks come first)."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
             return int(line.split()[1]) * 1024
